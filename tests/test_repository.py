@@ -1,0 +1,69 @@
+"""Repository-wide checks: the contract is current and lint-clean, the code is typed and tidy."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_generated_protobuf_code_is_current() -> None:
+    result = _run(sys.executable, "tools/gen_protos.py", "--check")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_protos_pass_buf_lint() -> None:
+    buf = shutil.which("buf", path=str(Path(sys.executable).parent))
+    assert buf, "buf-bin is a dev dependency; run `uv sync`"
+    result = _run(buf, "lint", "protos")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_stdlib_platform_is_not_shadowed_from_repo_root() -> None:
+    # platform/ is a folder at the root; `import platform` run there must still be the stdlib's.
+    result = _run(sys.executable, "-c", "import platform; print(platform.system())")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() in {"Linux", "Darwin", "Windows"}
+
+
+def test_no_namespace_package_init() -> None:
+    # holodesk is a namespace shared by four distributions: none may own holodesk/__init__.py.
+    inits = sorted(ROOT.glob("*/src/holodesk/__init__.py"))
+    assert not inits, f"remove {inits}: holodesk is a namespace package"
+
+
+def test_daemon_never_imports_platform_and_platform_never_imports_grpc() -> None:
+    offenders: list[str] = []
+    for path in (ROOT / "daemon" / "src").rglob("*.py"):
+        if "holodesk.platform" in path.read_text():
+            offenders.append(str(path.relative_to(ROOT)))
+    for path in (ROOT / "platform" / "src").rglob("*.py"):
+        text = path.read_text()
+        if "import grpc" in text or "holodesk.proto" in text:
+            offenders.append(str(path.relative_to(ROOT)))
+    assert not offenders, f"import direction broken in {offenders}"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("ruff", "check", "."),
+        ("ruff", "format", "--check", "."),
+        ("mypy",),
+    ],
+    ids=["ruff-check", "ruff-format", "mypy"],
+)
+def test_code_quality(command: tuple[str, ...]) -> None:
+    tool = shutil.which(command[0], path=str(Path(sys.executable).parent))
+    assert tool, f"{command[0]} is a dev dependency; run `uv sync`"
+    result = _run(tool, *command[1:])
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Set up everything holodesk needs on a fresh Debian/Ubuntu machine (or skip what is there):
+# system packages for the X display tests and the OCR baseline, uv, and the workspace venv.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SYSTEM_PACKAGES=(xvfb xauth x11-utils xdotool python3-tk tk fonts-dejavu-core fonts-noto-cjk tesseract-ocr tesseract-ocr-eng)
+
+missing=()
+for pkg in "${SYSTEM_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+    sudo_cmd=()
+    [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+    echo "installing system packages: ${missing[*]}" >&2
+    "${sudo_cmd[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v uv >/dev/null 2>&1; then
+    echo "installing uv" >&2
+    python3 -m pip install --quiet uv
+fi
+
+# Use the machine's Python 3.11+; never download an interpreter.
+export UV_PYTHON_DOWNLOADS=never
+uv sync --locked --quiet
