@@ -10,12 +10,15 @@ This module never imports a backend; `holodesk.platform.select` chooses one.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from holodesk.platform.errors import InputError
+from holodesk.platform.keys import MODIFIERS, normalize_key
 from PIL import Image
 
 
@@ -28,8 +31,31 @@ class Region:
     width: int
     height: int
 
+    def __post_init__(self) -> None:
+        if self.width < 0 or self.height < 0:
+            raise ValueError(f"a region cannot have a negative size: {self}")
+
+    @property
+    def right(self) -> int:
+        """One past the last column."""
+        return self.x + self.width
+
+    @property
+    def bottom(self) -> int:
+        """One past the last row."""
+        return self.y + self.height
+
     def contains(self, x: float, y: float) -> bool:
-        return self.x <= x < self.x + self.width and self.y <= y < self.y + self.height
+        return self.x <= x < self.right and self.y <= y < self.bottom
+
+    def contains_region(self, other: Region) -> bool:
+        """True when `other` lies entirely inside this region."""
+        return (
+            self.x <= other.x
+            and self.y <= other.y
+            and other.right <= self.right
+            and other.bottom <= self.bottom
+        )
 
 
 @dataclass(frozen=True)
@@ -49,7 +75,8 @@ class MouseButton(enum.Enum):
     MIDDLE = "middle"
 
 
-MODIFIER_KEYS = ("ctrl", "shift", "alt", "meta")
+MODIFIER_KEYS = MODIFIERS
+BUTTONS_PER_CLICK = range(1, 4)
 
 
 class ScreenSource(ABC):
@@ -83,6 +110,10 @@ class InputDriver(ABC):
     chords) are built here once, so every backend behaves the same. The driver
     tracks what it holds down so `release_all` can always undo it: a stop,
     error or disconnect must never leave a key or button stuck.
+
+    Key names are normalised here (`holodesk.platform.keys`), so `_key` only
+    ever sees canonical names and aliases such as "Control" release the same
+    key as "ctrl".
     """
 
     def __init__(self) -> None:
@@ -120,11 +151,15 @@ class InputDriver(ABC):
         self._sync()
 
     def key_down(self, key: str) -> None:
+        key = normalize_key(key)
         self._key(key, True)
-        self._held_keys.append(key)
+        # A second key_down is an auto-repeat, not a second key to release.
+        if key not in self._held_keys:
+            self._held_keys.append(key)
         self._sync()
 
     def key_up(self, key: str) -> None:
+        key = normalize_key(key)
         self._key(key, False)
         if key in self._held_keys:
             self._held_keys.remove(key)
@@ -132,7 +167,8 @@ class InputDriver(ABC):
 
     def mouse_down(self, button: MouseButton) -> None:
         self._button(button, True)
-        self._held_buttons.append(button)
+        if button not in self._held_buttons:
+            self._held_buttons.append(button)
         self._sync()
 
     def mouse_up(self, button: MouseButton) -> None:
@@ -149,16 +185,14 @@ class InputDriver(ABC):
         count: int = 1,
         modifiers: Sequence[str] = (),
     ) -> None:
+        if count not in BUTTONS_PER_CLICK:
+            raise ValueError(f"click count must be 1, 2 or 3, not {count}")
+        keys = [normalize_key(key) for key in modifiers]
         self.move(x, y)
-        for key in modifiers:
-            self.key_down(key)
-        try:
+        with self._holding(keys):
             for _ in range(count):
                 self.mouse_down(button)
                 self.mouse_up(button)
-        finally:
-            for key in reversed(modifiers):
-                self.key_up(key)
 
     def drag(
         self,
@@ -169,19 +203,20 @@ class InputDriver(ABC):
     ) -> None:
         if len(path) < 2:
             raise ValueError("a drag needs at least two points")
+        if duration_s < 0:
+            raise ValueError(f"a drag cannot take negative time: {duration_s}")
+        keys = [normalize_key(key) for key in modifiers]
         self.move(*path[0])
-        for key in modifiers:
-            self.key_down(key)
-        try:
+        with self._holding(keys):
             self.mouse_down(button)
-            pause = duration_s / (len(path) - 1)
-            for x, y in path[1:]:
-                time.sleep(pause)
-                self.move(x, y)
-            self.mouse_up(button)
-        finally:
-            for key in reversed(modifiers):
-                self.key_up(key)
+            try:
+                pause = duration_s / (len(path) - 1)
+                for x, y in path[1:]:
+                    time.sleep(pause)
+                    self.move(x, y)
+            finally:
+                # Released even when a move fails: a stuck button drags forever.
+                self.mouse_up(button)
 
     def scroll(self, x: int, y: int, dx: int, dy: int) -> None:
         self.move(x, y)
@@ -189,24 +224,48 @@ class InputDriver(ABC):
         self._sync()
 
     def key_chord(self, keys: Sequence[str]) -> None:
+        if not keys:
+            raise ValueError("a key chord needs at least one key")
+        with self._holding([normalize_key(key) for key in keys]):
+            pass
+
+    @contextlib.contextmanager
+    def _holding(self, keys: Sequence[str]) -> Iterator[None]:
+        """Press keys in order, run the body, release them in reverse order."""
         pressed: list[str] = []
         try:
             for key in keys:
                 self.key_down(key)
                 pressed.append(key)
+            yield
         finally:
             for key in reversed(pressed):
                 self.key_up(key)
 
     def release_all(self) -> None:
-        """Release every key and button this driver holds down."""
+        """Release every key and button this driver holds down.
+
+        Tries every release even when one fails, then reports the first failure.
+        """
+        failures: list[Exception] = []
         for button in reversed(self._held_buttons):
-            self._button(button, False)
+            try:
+                self._button(button, False)
+            except Exception as error:  # keep releasing the rest
+                failures.append(error)
         for key in reversed(self._held_keys):
-            self._key(key, False)
+            try:
+                self._key(key, False)
+            except Exception as error:
+                failures.append(error)
         self._held_buttons.clear()
         self._held_keys.clear()
-        self._sync()
+        try:
+            self._sync()
+        except Exception as error:
+            failures.append(error)
+        if failures:
+            raise InputError(f"releasing held input failed: {failures[0]}") from failures[0]
 
     def held(self) -> tuple[tuple[str, ...], tuple[MouseButton, ...]]:
         """Keys and buttons currently held down by this driver."""

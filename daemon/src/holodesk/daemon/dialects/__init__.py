@@ -1,1 +1,28 @@
-"""dialects."""
+"""Dialects: how a model family is prompted and how its answers become actions.
+
+Import from here: `get_dialect`, `load_dialect`, `Dialect`, `DialectParseError`.
+"""
+
+from holodesk.daemon.dialects.base import DialectParseError, ParsedStep
+from holodesk.daemon.dialects.dialect import Dialect
+from holodesk.daemon.dialects.parsers import DialectConfigError, register_parser
+from holodesk.daemon.dialects.registry import (
+    DEFAULT_DIALECT,
+    dialect_names,
+    get_dialect,
+    load_dialect,
+    register_dialect,
+)
+
+__all__ = [
+    "DEFAULT_DIALECT",
+    "Dialect",
+    "DialectConfigError",
+    "DialectParseError",
+    "ParsedStep",
+    "dialect_names",
+    "get_dialect",
+    "load_dialect",
+    "register_dialect",
+    "register_parser",
+]

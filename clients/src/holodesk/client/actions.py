@@ -1,0 +1,161 @@
+"""The client's actions: the contract's action space, coordinates in frame pixels.
+
+Only convert.py builds these from protobuf; everything else works on these values.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from holodesk.platform.base import MouseButton
+
+
+@dataclass(frozen=True)
+class FramePoint:
+    """A point in the pixels of the frame named by the action's frame_id."""
+
+    x: float
+    y: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class BaseAction:
+    action_id: str
+    # Empty for actions without coordinates.
+    frame_id: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Click(BaseAction):
+    point: FramePoint
+    button: MouseButton = MouseButton.LEFT
+    count: int = 1
+    modifiers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Move(BaseAction):
+    point: FramePoint
+
+
+@dataclass(frozen=True, kw_only=True)
+class MouseDown(BaseAction):
+    button: MouseButton = MouseButton.LEFT
+    # When set, the pointer moves there first.
+    point: FramePoint | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class MouseUp(BaseAction):
+    button: MouseButton = MouseButton.LEFT
+    point: FramePoint | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Drag(BaseAction):
+    path: tuple[FramePoint, ...]
+    button: MouseButton = MouseButton.LEFT
+    modifiers: tuple[str, ...] = ()
+    # 0 lets the client choose.
+    duration_ms: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scroll(BaseAction):
+    point: FramePoint
+    dx: int = 0
+    dy: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class TypeText(BaseAction):
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeyChord(BaseAction):
+    keys: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeyDown(BaseAction):
+    key: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeyUp(BaseAction):
+    key: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Wait(BaseAction):
+    duration_ms: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Done(BaseAction):
+    answer: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Fail(BaseAction):
+    reason: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class AskUser(BaseAction):
+    question: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Unsupported(BaseAction):
+    """An action this client cannot read (unknown kind or enum value): it fails."""
+
+    reason: str
+
+
+Action = (
+    Click
+    | Move
+    | MouseDown
+    | MouseUp
+    | Drag
+    | Scroll
+    | TypeText
+    | KeyChord
+    | KeyDown
+    | KeyUp
+    | Wait
+    | Done
+    | Fail
+    | AskUser
+    | Unsupported
+)
+
+# Handled by the session, never executed as input.
+ControlAction = Done | Fail | AskUser
+
+
+class ActionStatus(enum.Enum):
+    OK = "ok"
+    FAILED = "failed"
+    REJECTED = "rejected"
+    SKIPPED = "skipped"
+
+
+@dataclass(frozen=True)
+class ActionResult:
+    action_id: str
+    status: ActionStatus
+    error: str = ""
+    duration_ms: int = 0
+
+
+@dataclass(frozen=True)
+class ActionBatch:
+    """One Actions message: a model step's actions, to run in order."""
+
+    step: int
+    actions: tuple[Action, ...]
+    thought: str = ""

@@ -1,0 +1,141 @@
+"""Captures one display (or the whole virtual desktop), downsizes and encodes it.
+
+The client shrinks frames to the daemon's FrameSpec before sending, so no byte is
+spent on pixels the model never sees; the SentFrame records exactly what was sent
+so that action coordinates can be mapped back later.
+"""
+
+from __future__ import annotations
+
+import io
+import uuid
+from datetime import UTC, datetime
+
+from holodesk.client.frames import Encoding, FrameSpec, SentFrame
+from holodesk.platform.base import DisplayInfo, Region, ScreenSource
+from PIL import Image
+
+ALL_DISPLAYS = "all"
+
+# Lower qualities tried, in order, when a frame exceeds FrameSpec.max_bytes.
+_FALLBACK_QUALITIES = (75, 60, 45, 30, 20)
+_PNG_LEVELS = (6, 9)
+
+
+class CaptureError(Exception):
+    """A frame could not be captured or encoded within the daemon's limits."""
+
+
+class FrameTooLargeError(CaptureError):
+    pass
+
+
+def fit_size(width: int, height: int, max_width: int, max_height: int) -> tuple[int, int]:
+    """The largest size of the same aspect that fits the box (never upscaled)."""
+    if width <= 0 or height <= 0:
+        raise CaptureError(f"cannot capture an empty region ({width}x{height})")
+    scale = 1.0
+    if max_width:
+        scale = min(scale, max_width / width)
+    if max_height:
+        scale = min(scale, max_height / height)
+    if scale >= 1.0:
+        return width, height
+    # round() of a value <= an integer bound never exceeds it, so the box holds.
+    return max(1, round(width * scale)), max(1, round(height * scale))
+
+
+def downsize(image: Image.Image, size: tuple[int, int]) -> Image.Image:
+    if image.size == size:
+        return image
+    # reducing_gap makes Pillow box-reduce by an integer factor first, then finish
+    # with Lanczos: close to full Lanczos quality at a fraction of its cost.
+    return image.resize(size, Image.Resampling.LANCZOS, reducing_gap=2.0)
+
+
+def encode(image: Image.Image, encoding: Encoding, quality: int, png_level: int = 6) -> bytes:
+    buffer = io.BytesIO()
+    if encoding is Encoding.JPEG:
+        image.save(buffer, "JPEG", quality=quality)
+    elif encoding is Encoding.WEBP:
+        image.save(buffer, "WEBP", quality=quality, method=4)
+    else:
+        image.save(buffer, "PNG", compress_level=png_level)
+    return buffer.getvalue()
+
+
+def encode_within(image: Image.Image, spec: FrameSpec) -> bytes:
+    """Encode per the spec; if over max_bytes, retry smaller settings, then fail."""
+    if spec.encoding is Encoding.PNG:
+        attempts = [(spec.quality, level) for level in _PNG_LEVELS]
+    else:
+        lower = [q for q in _FALLBACK_QUALITIES if q < spec.quality]
+        attempts = [(q, 6) for q in (spec.quality, *lower)]
+    data = b""
+    for quality, level in attempts:
+        data = encode(image, spec.encoding, quality, level)
+        if not spec.max_bytes or len(data) <= spec.max_bytes:
+            return data
+    raise FrameTooLargeError(
+        f"a {image.width}x{image.height} {spec.encoding.value} frame is {len(data)} bytes "
+        f"even at the lowest setting tried, over the daemon's limit of {spec.max_bytes} bytes"
+    )
+
+
+class FrameCapturer:
+    """Captures frames of one display, or of the whole virtual desktop."""
+
+    def __init__(self, screen: ScreenSource, spec: FrameSpec, display: str | None = None) -> None:
+        """`display`: a display id, ALL_DISPLAYS, or None for the primary display."""
+        self._screen = screen
+        self._spec = spec
+        self._display = display
+
+    @property
+    def spec(self) -> FrameSpec:
+        return self._spec
+
+    def source(self) -> tuple[str, Region, float]:
+        """(display id, region, scale factor) to capture; read each time as displays change."""
+        displays = self._screen.displays()
+        if not displays:
+            raise CaptureError("the platform backend reports no displays")
+        if self._display == ALL_DISPLAYS:
+            # Mixed-DPI desktops have no single scale; report the primary display's.
+            primary = find_display(displays, None)
+            return "", self._screen.virtual_desktop(), primary.scale_factor
+        chosen = find_display(displays, self._display)
+        return chosen.display_id, chosen.bounds, chosen.scale_factor
+
+    def capture(self) -> SentFrame:
+        display_id, region, scale = self.source()
+        captured_at = datetime.now(UTC)
+        image = self._screen.grab(region)
+        if image.mode != "RGB":
+            image = image.convert("RGB")
+        width, height = fit_size(
+            region.width, region.height, self._spec.max_width, self._spec.max_height
+        )
+        image = downsize(image, (width, height))
+        return SentFrame(
+            frame_id=uuid.uuid4().hex,
+            width=width,
+            height=height,
+            encoding=self._spec.encoding,
+            data=encode_within(image, self._spec),
+            display_id=display_id,
+            source=region,
+            scale_factor=scale,
+            captured_at=captured_at,
+        )
+
+
+def find_display(displays: list[DisplayInfo], display_id: str | None) -> DisplayInfo:
+    """The display with this id (None: the primary one), or a clear error."""
+    if display_id is None:
+        return next((d for d in displays if d.primary), displays[0])
+    for display in displays:
+        if display.display_id == display_id:
+            return display
+    known = ", ".join(repr(d.display_id) for d in displays)
+    raise CaptureError(f"no display {display_id!r}; this desktop has {known} (or {ALL_DISPLAYS!r})")

@@ -1,0 +1,391 @@
+"""The only module that converts protobuf messages <-> client dataclasses."""
+
+from __future__ import annotations
+
+import platform as stdlib_platform
+import socket
+from datetime import UTC
+from importlib import metadata
+
+from google.protobuf.timestamp_pb2 import Timestamp
+from holodesk.client import actions as a
+from holodesk.client.events import Ended, Outcome, Started
+from holodesk.client.frames import DEFAULT_QUALITY, Encoding, FrameSpec, SentFrame
+from holodesk.platform.base import Backend, DisplayInfo, MouseButton, Region
+from holodesk.proto.v1 import action_pb2, agent_pb2, frame_pb2, geometry_pb2
+
+_ENCODINGS = {
+    Encoding.PNG: frame_pb2.IMAGE_ENCODING_PNG,
+    Encoding.JPEG: frame_pb2.IMAGE_ENCODING_JPEG,
+    Encoding.WEBP: frame_pb2.IMAGE_ENCODING_WEBP,
+}
+_ENCODINGS_BACK = {v: k for k, v in _ENCODINGS.items()}
+_BUTTONS = {
+    MouseButton.LEFT: action_pb2.MOUSE_BUTTON_LEFT,
+    MouseButton.RIGHT: action_pb2.MOUSE_BUTTON_RIGHT,
+    MouseButton.MIDDLE: action_pb2.MOUSE_BUTTON_MIDDLE,
+}
+_BUTTONS_BACK = {v: k for k, v in _BUTTONS.items()}
+_MODIFIERS = {
+    "ctrl": action_pb2.MODIFIER_CTRL,
+    "shift": action_pb2.MODIFIER_SHIFT,
+    "alt": action_pb2.MODIFIER_ALT,
+    "meta": action_pb2.MODIFIER_META,
+}
+_MODIFIERS_BACK = {v: k for k, v in _MODIFIERS.items()}
+_STATUSES = {
+    a.ActionStatus.OK: action_pb2.ACTION_STATUS_OK,
+    a.ActionStatus.FAILED: action_pb2.ACTION_STATUS_FAILED,
+    a.ActionStatus.REJECTED: action_pb2.ACTION_STATUS_REJECTED,
+    a.ActionStatus.SKIPPED: action_pb2.ACTION_STATUS_SKIPPED,
+}
+_STATUSES_BACK = {v: k for k, v in _STATUSES.items()}
+_OUTCOMES = {
+    agent_pb2.SESSION_OUTCOME_SUCCEEDED: Outcome.SUCCEEDED,
+    agent_pb2.SESSION_OUTCOME_FAILED: Outcome.FAILED,
+    agent_pb2.SESSION_OUTCOME_CANCELLED: Outcome.CANCELLED,
+    agent_pb2.SESSION_OUTCOME_STEP_LIMIT: Outcome.STEP_LIMIT,
+}
+
+
+class ConversionError(ValueError):
+    """A protobuf value has no meaning for this client (e.g. an unknown enum value)."""
+
+
+# -- geometry -------------------------------------------------------------------------
+
+
+def region_to_proto(region: Region) -> geometry_pb2.Rect:
+    return geometry_pb2.Rect(x=region.x, y=region.y, width=region.width, height=region.height)
+
+
+def region_from_proto(rect: geometry_pb2.Rect) -> Region:
+    return Region(rect.x, rect.y, rect.width, rect.height)
+
+
+def display_to_proto(display: DisplayInfo) -> geometry_pb2.Display:
+    return geometry_pb2.Display(
+        display_id=display.display_id,
+        bounds=region_to_proto(display.bounds),
+        scale_factor=display.scale_factor,
+        primary=display.primary,
+        name=display.name,
+    )
+
+
+def display_from_proto(display: geometry_pb2.Display) -> DisplayInfo:
+    return DisplayInfo(
+        display_id=display.display_id,
+        bounds=region_from_proto(display.bounds),
+        scale_factor=display.scale_factor,
+        primary=display.primary,
+        name=display.name,
+    )
+
+
+# -- frames ---------------------------------------------------------------------------
+
+
+def encoding_to_proto(encoding: Encoding) -> frame_pb2.ImageEncoding.ValueType:
+    return _ENCODINGS[encoding]
+
+
+def encoding_from_proto(value: frame_pb2.ImageEncoding.ValueType) -> Encoding:
+    # UNSPECIFIED: PNG, the one encoding every daemon and model pipeline reads losslessly.
+    if value == frame_pb2.IMAGE_ENCODING_UNSPECIFIED:
+        return Encoding.PNG
+    try:
+        return _ENCODINGS_BACK[value]
+    except KeyError:
+        raise ConversionError(f"unknown image encoding {value}") from None
+
+
+def frame_spec_from_proto(spec: frame_pb2.FrameSpec) -> FrameSpec:
+    quality = spec.quality or DEFAULT_QUALITY
+    if quality > 100:
+        raise ConversionError(f"frame spec quality must be 1-100, got {quality}")
+    return FrameSpec(
+        max_width=spec.max_width,
+        max_height=spec.max_height,
+        encoding=encoding_from_proto(spec.encoding),
+        quality=quality,
+        max_bytes=spec.max_bytes,
+    )
+
+
+def frame_spec_to_proto(spec: FrameSpec) -> frame_pb2.FrameSpec:
+    return frame_pb2.FrameSpec(
+        max_width=spec.max_width,
+        max_height=spec.max_height,
+        encoding=encoding_to_proto(spec.encoding),
+        quality=spec.quality,
+        max_bytes=spec.max_bytes,
+    )
+
+
+def frame_to_proto(frame: SentFrame) -> frame_pb2.Frame:
+    captured_at = Timestamp()
+    captured_at.FromDatetime(frame.captured_at)
+    return frame_pb2.Frame(
+        frame_id=frame.frame_id,
+        size=geometry_pb2.Size(width=frame.width, height=frame.height),
+        encoding=encoding_to_proto(frame.encoding),
+        data=frame.data,
+        display_id=frame.display_id,
+        source=region_to_proto(frame.source),
+        scale_factor=frame.scale_factor,
+        captured_at=captured_at,
+    )
+
+
+def frame_from_proto(frame: frame_pb2.Frame) -> SentFrame:
+    return SentFrame(
+        frame_id=frame.frame_id,
+        width=frame.size.width,
+        height=frame.size.height,
+        encoding=encoding_from_proto(frame.encoding),
+        data=frame.data,
+        display_id=frame.display_id,
+        source=region_from_proto(frame.source),
+        scale_factor=frame.scale_factor,
+        captured_at=frame.captured_at.ToDatetime(tzinfo=UTC),
+    )
+
+
+# -- actions --------------------------------------------------------------------------
+
+
+def _point(p: geometry_pb2.Point) -> a.FramePoint:
+    return a.FramePoint(p.x, p.y)
+
+
+def _button(value: action_pb2.MouseButton.ValueType) -> MouseButton:
+    if value == action_pb2.MOUSE_BUTTON_UNSPECIFIED:
+        return MouseButton.LEFT
+    try:
+        return _BUTTONS_BACK[value]
+    except KeyError:
+        raise ConversionError(f"unknown mouse button {value}") from None
+
+
+def _modifiers(values: list[action_pb2.Modifier.ValueType]) -> tuple[str, ...]:
+    try:
+        return tuple(_MODIFIERS_BACK[v] for v in values)
+    except KeyError:
+        raise ConversionError(f"unknown modifier in {list(values)}") from None
+
+
+def action_from_proto(action: action_pb2.Action) -> a.Action:
+    """Never raises: an action this client cannot read becomes Unsupported (it fails)."""
+    ids = {"action_id": action.action_id, "frame_id": action.frame_id}
+    try:
+        return _action_from_proto(action, ids)
+    except ConversionError as error:
+        return a.Unsupported(**ids, reason=str(error))
+
+
+def _action_from_proto(action: action_pb2.Action, ids: dict[str, str]) -> a.Action:
+    kind = action.WhichOneof("kind")
+    if kind == "click":
+        c = action.click
+        return a.Click(
+            **ids,
+            point=_point(c.point),
+            button=_button(c.button),
+            count=c.count or 1,
+            modifiers=_modifiers(list(c.modifiers)),
+        )
+    if kind == "move":
+        return a.Move(**ids, point=_point(action.move.point))
+    if kind == "mouse_down":
+        d = action.mouse_down
+        return a.MouseDown(
+            **ids, button=_button(d.button), point=_point(d.point) if d.HasField("point") else None
+        )
+    if kind == "mouse_up":
+        u = action.mouse_up
+        return a.MouseUp(
+            **ids, button=_button(u.button), point=_point(u.point) if u.HasField("point") else None
+        )
+    if kind == "drag":
+        g = action.drag
+        return a.Drag(
+            **ids,
+            path=tuple(_point(p) for p in g.path),
+            button=_button(g.button),
+            modifiers=_modifiers(list(g.modifiers)),
+            duration_ms=g.duration_ms,
+        )
+    if kind == "scroll":
+        s = action.scroll
+        return a.Scroll(**ids, point=_point(s.point), dx=s.dx, dy=s.dy)
+    if kind == "type_text":
+        return a.TypeText(**ids, text=action.type_text.text)
+    if kind == "key_chord":
+        return a.KeyChord(**ids, keys=tuple(action.key_chord.keys))
+    if kind == "key_down":
+        return a.KeyDown(**ids, key=action.key_down.key)
+    if kind == "key_up":
+        return a.KeyUp(**ids, key=action.key_up.key)
+    if kind == "wait":
+        return a.Wait(**ids, duration_ms=action.wait.duration_ms)
+    if kind == "done":
+        return a.Done(**ids, answer=action.done.answer)
+    if kind == "fail":
+        return a.Fail(**ids, reason=action.fail.reason)
+    if kind == "ask_user":
+        return a.AskUser(**ids, question=action.ask_user.question)
+    raise ConversionError("action has no kind this client knows (a newer daemon?)")
+
+
+def _point_pb(p: a.FramePoint) -> geometry_pb2.Point:
+    return geometry_pb2.Point(x=p.x, y=p.y)
+
+
+def action_to_proto(action: a.Action) -> action_pb2.Action:
+    """For tests, scripted servers and logs; the client itself only reads actions."""
+    pb = action_pb2.Action(action_id=action.action_id, frame_id=action.frame_id)
+    if isinstance(action, a.Click):
+        pb.click.CopyFrom(
+            action_pb2.ClickAction(
+                point=_point_pb(action.point),
+                button=_BUTTONS[action.button],
+                count=action.count,
+                modifiers=[_MODIFIERS[m] for m in action.modifiers],
+            )
+        )
+    elif isinstance(action, a.Move):
+        pb.move.point.CopyFrom(_point_pb(action.point))
+    elif isinstance(action, a.MouseDown | a.MouseUp):
+        target = pb.mouse_down if isinstance(action, a.MouseDown) else pb.mouse_up
+        target.button = _BUTTONS[action.button]
+        if action.point is not None:
+            target.point.CopyFrom(_point_pb(action.point))
+    elif isinstance(action, a.Drag):
+        pb.drag.CopyFrom(
+            action_pb2.DragAction(
+                path=[_point_pb(p) for p in action.path],
+                button=_BUTTONS[action.button],
+                modifiers=[_MODIFIERS[m] for m in action.modifiers],
+                duration_ms=action.duration_ms,
+            )
+        )
+    elif isinstance(action, a.Scroll):
+        pb.scroll.CopyFrom(
+            action_pb2.ScrollAction(point=_point_pb(action.point), dx=action.dx, dy=action.dy)
+        )
+    elif isinstance(action, a.TypeText):
+        pb.type_text.text = action.text
+    elif isinstance(action, a.KeyChord):
+        pb.key_chord.keys.extend(action.keys)
+    elif isinstance(action, a.KeyDown):
+        pb.key_down.key = action.key
+    elif isinstance(action, a.KeyUp):
+        pb.key_up.key = action.key
+    elif isinstance(action, a.Wait):
+        pb.wait.duration_ms = action.duration_ms
+    elif isinstance(action, a.Done):
+        pb.done.answer = action.answer
+    elif isinstance(action, a.Fail):
+        pb.fail.reason = action.reason
+    elif isinstance(action, a.AskUser):
+        pb.ask_user.question = action.question
+    else:
+        raise ConversionError(f"cannot send {action!r}")
+    return pb
+
+
+def batch_from_proto(batch: agent_pb2.Actions) -> a.ActionBatch:
+    return a.ActionBatch(
+        step=batch.step,
+        actions=tuple(action_from_proto(x) for x in batch.actions),
+        thought=batch.thought,
+    )
+
+
+def result_to_proto(result: a.ActionResult) -> action_pb2.ActionResult:
+    return action_pb2.ActionResult(
+        action_id=result.action_id,
+        status=_STATUSES[result.status],
+        error=result.error,
+        duration_ms=result.duration_ms,
+    )
+
+
+def result_from_proto(result: action_pb2.ActionResult) -> a.ActionResult:
+    try:
+        status = _STATUSES_BACK[result.status]
+    except KeyError:
+        raise ConversionError(f"unknown action status {result.status}") from None
+    return a.ActionResult(result.action_id, status, result.error, result.duration_ms)
+
+
+# -- session --------------------------------------------------------------------------
+
+
+def client_info(backend: Backend) -> agent_pb2.ClientInfo:
+    try:
+        version = metadata.version("holodesk-client")
+    except metadata.PackageNotFoundError:
+        version = "unknown"
+    return agent_pb2.ClientInfo(
+        os=backend.os,
+        os_version=stdlib_platform.platform(),
+        hostname=socket.gethostname(),
+        client_version=version,
+        backend=backend.name,
+    )
+
+
+def session_start(
+    task: str,
+    backend: Backend,
+    displays: list[DisplayInfo],
+    *,
+    encodings: tuple[Encoding, ...],
+    max_steps: int,
+    policy: str,
+) -> agent_pb2.RunSessionRequest:
+    return agent_pb2.RunSessionRequest(
+        start=agent_pb2.SessionStart(
+            task=task,
+            client=client_info(backend),
+            displays=[display_to_proto(d) for d in displays],
+            encodings=[encoding_to_proto(e) for e in encodings],
+            max_steps=max_steps,
+            policy=policy,
+        )
+    )
+
+
+def observation(
+    results: list[a.ActionResult], frame: SentFrame | None, user_reply: str = ""
+) -> agent_pb2.RunSessionRequest:
+    obs = agent_pb2.Observation(
+        results=[result_to_proto(r) for r in results], user_reply=user_reply
+    )
+    if frame is not None:
+        obs.frame.CopyFrom(frame_to_proto(frame))
+    return agent_pb2.RunSessionRequest(observation=obs)
+
+
+def cancel(reason: str) -> agent_pb2.RunSessionRequest:
+    return agent_pb2.RunSessionRequest(cancel=agent_pb2.CancelSession(reason=reason))
+
+
+def started_from_proto(started: agent_pb2.SessionStarted) -> Started:
+    return Started(
+        session_id=started.session_id,
+        resume_token=started.resume_token,
+        frame_spec=frame_spec_from_proto(started.frame_spec),
+        policy=started.policy,
+        max_steps=started.max_steps,
+    )
+
+
+def ended_from_proto(ended: agent_pb2.SessionEnded) -> Ended:
+    try:
+        outcome = _OUTCOMES[ended.outcome]
+    except KeyError:
+        raise ConversionError(f"session ended with unknown outcome {ended.outcome}") from None
+    return Ended(outcome=outcome, answer=ended.answer, reason=ended.reason, steps=ended.steps)

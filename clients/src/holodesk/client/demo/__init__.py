@@ -1,0 +1,1 @@
+"""`holodesk demo`: the whole stack on a virtual desktop, no GPU."""

@@ -1,0 +1,57 @@
+"""Frame values: what the daemon asks for (FrameSpec) and what was sent (SentFrame)."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from holodesk.platform.base import Region
+
+
+class Encoding(enum.Enum):
+    PNG = "png"
+    JPEG = "jpeg"
+    WEBP = "webp"
+
+
+DEFAULT_QUALITY = 85
+
+
+@dataclass(frozen=True)
+class FrameSpec:
+    """How every frame of a session is downsized and encoded (0 means no limit)."""
+
+    max_width: int = 0
+    max_height: int = 0
+    encoding: Encoding = Encoding.PNG
+    # 1-100 for lossy encodings.
+    quality: int = DEFAULT_QUALITY
+    max_bytes: int = 0
+
+    def __post_init__(self) -> None:
+        if self.max_width < 0 or self.max_height < 0 or self.max_bytes < 0:
+            raise ValueError(f"frame spec limits must not be negative: {self}")
+        if not 1 <= self.quality <= 100:
+            raise ValueError(f"frame spec quality must be 1-100, got {self.quality}")
+
+
+@dataclass(frozen=True)
+class SentFrame:
+    """One encoded frame exactly as sent, with the coordinate frame it was taken in.
+
+    `source` is the captured region of the virtual desktop in physical pixels; the
+    image is `width` x `height` pixels, so one frame pixel covers
+    source.width / width physical pixels horizontally.
+    """
+
+    frame_id: str
+    width: int
+    height: int
+    encoding: Encoding
+    data: bytes = field(repr=False)
+    # Empty when the frame spans the whole virtual desktop.
+    display_id: str
+    source: Region
+    scale_factor: float
+    captured_at: datetime

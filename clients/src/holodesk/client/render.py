@@ -1,0 +1,118 @@
+"""Compact, readable text for steps and outcomes (plain when not on a terminal)."""
+
+from __future__ import annotations
+
+from holodesk.client import actions as a
+from holodesk.client.events import Outcome, Started
+from holodesk.client.outcome import SessionOutcome, StepRecord
+from rich.console import Console
+from rich.markup import escape
+
+_STATUS_STYLE = {
+    a.ActionStatus.OK: "green",
+    a.ActionStatus.FAILED: "red",
+    a.ActionStatus.REJECTED: "red",
+    a.ActionStatus.SKIPPED: "yellow",
+}
+_OUTCOME_STYLE = {
+    Outcome.SUCCEEDED: "bold green",
+    Outcome.FAILED: "bold red",
+    Outcome.CANCELLED: "bold yellow",
+    Outcome.STEP_LIMIT: "bold yellow",
+    Outcome.ERROR: "bold red",
+}
+
+
+def _pt(p: a.FramePoint) -> str:
+    return f"({p.x:g}, {p.y:g})"
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def describe(action: a.Action) -> str:
+    """One line per action, in frame pixels."""
+    if isinstance(action, a.Click):
+        extra = "".join(f"+{m}" for m in action.modifiers)
+        times = f" x{action.count}" if action.count != 1 else ""
+        return f"click {_pt(action.point)} {action.button.value}{times}{extra}"
+    if isinstance(action, a.Move):
+        return f"move {_pt(action.point)}"
+    if isinstance(action, a.MouseDown | a.MouseUp):
+        verb = "mouse_down" if isinstance(action, a.MouseDown) else "mouse_up"
+        where = f" {_pt(action.point)}" if action.point is not None else ""
+        return f"{verb} {action.button.value}{where}"
+    if isinstance(action, a.Drag):
+        return f"drag {' -> '.join(_pt(p) for p in action.path)} {action.button.value}"
+    if isinstance(action, a.Scroll):
+        return f"scroll {_pt(action.point)} dx={action.dx} dy={action.dy}"
+    if isinstance(action, a.TypeText):
+        return f"type {_short(action.text)}"
+    if isinstance(action, a.KeyChord):
+        return f"key {'+'.join(action.keys)}"
+    if isinstance(action, a.KeyDown | a.KeyUp):
+        verb = "key_down" if isinstance(action, a.KeyDown) else "key_up"
+        return f"{verb} {action.key}"
+    if isinstance(action, a.Wait):
+        return f"wait {action.duration_ms} ms"
+    if isinstance(action, a.Done):
+        return f"done {_short(action.answer)}"
+    if isinstance(action, a.Fail):
+        return f"fail {_short(action.reason)}"
+    if isinstance(action, a.AskUser):
+        return f"ask_user {_short(action.question)}"
+    return f"unsupported action ({action.reason})"
+
+
+def describe_result(result: a.ActionResult | None) -> str:
+    if result is None:
+        return "no result"
+    text = result.status.value
+    if result.status is a.ActionStatus.OK and result.duration_ms:
+        text += f" {result.duration_ms} ms"
+    if result.error:
+        text += f": {result.error}"
+    return text
+
+
+class Printer:
+    """Prints progress to stderr; the final answer alone goes to stdout (for scripts)."""
+
+    def __init__(self, progress: Console | None = None, answer: Console | None = None) -> None:
+        self.progress = progress or Console(stderr=True, highlight=False, soft_wrap=True)
+        self.answer = answer or Console(highlight=False, soft_wrap=True)
+
+    def started(self, started: Started) -> None:
+        spec = started.frame_spec
+        box = f"{spec.max_width or 'any'}x{spec.max_height or 'any'}"
+        self.progress.print(
+            f"[bold]session[/] {escape(started.session_id)}  policy {escape(started.policy)}"
+            f"  frames <= {box} {spec.encoding.value}"
+        )
+
+    def step(self, record: StepRecord) -> None:
+        by_id = {r.action_id: r for r in record.results}
+        label = f"step {record.step}"
+        if record.thought:
+            self.progress.print(
+                f"[dim]{label:<8}  thought: {escape(_short(record.thought, 120))}[/]"
+            )
+            label = ""
+        for action in record.actions:
+            result = by_id.get(action.action_id)
+            style = _STATUS_STYLE.get(result.status, "") if result else "red"
+            self.progress.print(
+                f"{label:<8}  {escape(describe(action))}  "
+                f"[{style or 'default'}]{escape(describe_result(result))}[/]"
+            )
+            label = ""
+
+    def outcome(self, outcome: SessionOutcome) -> None:
+        style = _OUTCOME_STYLE[outcome.outcome]
+        line = f"[{style}]{outcome.outcome.value}[/] after {outcome.steps} step(s)"
+        if outcome.reason:
+            line += f": {escape(outcome.reason)}"
+        self.progress.print(line)
+        if outcome.outcome is Outcome.SUCCEEDED:
+            self.answer.print(escape(outcome.answer), markup=True)

@@ -1,0 +1,100 @@
+"""The RunSession call, read by a background task.
+
+grpc.aio cancels the whole RPC when a coroutine awaiting call.read() or
+call.write() is cancelled. A Ctrl-C must still be able to send CancelSession and
+read SessionEnded, so reads happen in a task of their own and writes are
+shielded; only close() ends the call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+import grpc
+import grpc.aio
+from holodesk.proto.v1 import agent_pb2, agent_pb2_grpc
+
+
+class ProtocolError(Exception):
+    """The daemon broke the session protocol, or closed the stream without ending it."""
+
+
+_EOF = object()
+
+
+class SessionStream:
+    def __init__(self, channel: grpc.aio.Channel) -> None:
+        stub = agent_pb2_grpc.AgentServiceStub(channel)
+        self._call: Any = stub.RunSession()
+        self._events: asyncio.Queue[object] = asyncio.Queue()
+        self._reader = asyncio.create_task(self._read_loop(), name="holodesk-session-reader")
+        self._write_task: asyncio.Task[None] | None = None
+
+    async def _read_loop(self) -> None:
+        try:
+            while True:
+                message = await self._call.read()
+                if message is grpc.aio.EOF:
+                    self._events.put_nowait(_EOF)
+                    return
+                self._events.put_nowait(message)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # handed to whoever reads next
+            self._events.put_nowait(error)
+
+    async def next(self) -> agent_pb2.RunSessionResponse:
+        item = await self._events.get()
+        if isinstance(item, BaseException):
+            # Keep it for later readers too (e.g. the cancel path after an abort).
+            self._events.put_nowait(item)
+            raise item
+        if item is _EOF:
+            self._events.put_nowait(item)
+            raise ProtocolError("the daemon closed the stream without ending the session")
+        assert isinstance(item, agent_pb2.RunSessionResponse)
+        return item
+
+    async def write(self, request: agent_pb2.RunSessionRequest) -> None:
+        if self._write_task is not None and not self._write_task.done():
+            # A write interrupted by cancellation is still in flight; gRPC allows one at a time.
+            await asyncio.wait([self._write_task])
+        self._write_task = asyncio.create_task(self._write(request))
+        await asyncio.shield(self._write_task)
+
+    async def _write(self, request: agent_pb2.RunSessionRequest) -> None:
+        try:
+            await self._call.write(request)
+        except asyncio.InvalidStateError:
+            # grpc.aio raises this for a write after the RPC finished, whatever its
+            # status; the status is the news, so surface it as the read side would.
+            call = self._call
+            code = await call.code()
+            if code != grpc.StatusCode.OK:
+                raise grpc.aio.AioRpcError(
+                    code,
+                    await call.initial_metadata(),
+                    await call.trailing_metadata(),
+                    await call.details(),
+                    await call.debug_error_string(),
+                ) from None
+            raise ProtocolError("the daemon closed the stream without ending the session") from None
+
+    async def close(self, grace_s: float = 1.0) -> None:
+        """Half-close, give the daemon `grace_s` to finish the call, then end it."""
+        if self._write_task is not None and not self._write_task.done():
+            await asyncio.wait([self._write_task], timeout=grace_s)
+        writes_idle = self._write_task is None or self._write_task.done()
+        if writes_idle and not self._call.done():
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._call.done_writing(), grace_s)
+            await asyncio.wait([self._reader], timeout=grace_s)
+        if not self._call.done():
+            self._call.cancel()
+        self._reader.cancel()
+        await asyncio.gather(self._reader, return_exceptions=True)
+        if self._write_task is not None:
+            self._write_task.cancel()
+            await asyncio.gather(self._write_task, return_exceptions=True)

@@ -1,0 +1,272 @@
+"""The only place where the daemon converts protobuf messages <-> internal values.
+
+Inbound conversions validate shape and name the offending field in an
+InvalidArgument (e.g. "observation.frame.size: width and height must be set");
+deeper checks (decodability, limits, protocol state) happen elsewhere.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from datetime import datetime
+
+from google.protobuf import timestamp_pb2
+from holodesk.daemon import actions as act
+from holodesk.daemon.errors import InvalidArgument
+from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
+from holodesk.daemon.geometry import Point, Rect, Size
+from holodesk.daemon.policies.base import Location
+from holodesk.daemon.sessions import (
+    ClientInfo,
+    Display,
+    Ending,
+    Session,
+    SessionOutcome,
+    SessionRequest,
+    SessionState,
+)
+from holodesk.proto.v1 import (
+    action_pb2,
+    agent_pb2,
+    control_pb2,
+    frame_pb2,
+    geometry_pb2,
+)
+
+_ENCODINGS: dict[frame_pb2.ImageEncoding.ValueType, ImageEncoding] = {
+    frame_pb2.IMAGE_ENCODING_PNG: ImageEncoding.PNG,
+    frame_pb2.IMAGE_ENCODING_JPEG: ImageEncoding.JPEG,
+    frame_pb2.IMAGE_ENCODING_WEBP: ImageEncoding.WEBP,
+}
+_ENCODINGS_PB = {v: k for k, v in _ENCODINGS.items()}
+
+_BUTTONS_PB = {
+    act.MouseButton.LEFT: action_pb2.MOUSE_BUTTON_LEFT,
+    act.MouseButton.RIGHT: action_pb2.MOUSE_BUTTON_RIGHT,
+    act.MouseButton.MIDDLE: action_pb2.MOUSE_BUTTON_MIDDLE,
+}
+_MODIFIERS_PB = {
+    act.Modifier.CTRL: action_pb2.MODIFIER_CTRL,
+    act.Modifier.SHIFT: action_pb2.MODIFIER_SHIFT,
+    act.Modifier.ALT: action_pb2.MODIFIER_ALT,
+    act.Modifier.META: action_pb2.MODIFIER_META,
+}
+_STATUSES = {
+    action_pb2.ACTION_STATUS_OK: act.ActionStatus.OK,
+    action_pb2.ACTION_STATUS_FAILED: act.ActionStatus.FAILED,
+    action_pb2.ACTION_STATUS_REJECTED: act.ActionStatus.REJECTED,
+    action_pb2.ACTION_STATUS_SKIPPED: act.ActionStatus.SKIPPED,
+}
+_OUTCOMES_PB = {
+    SessionOutcome.SUCCEEDED: agent_pb2.SESSION_OUTCOME_SUCCEEDED,
+    SessionOutcome.FAILED: agent_pb2.SESSION_OUTCOME_FAILED,
+    SessionOutcome.CANCELLED: agent_pb2.SESSION_OUTCOME_CANCELLED,
+    SessionOutcome.STEP_LIMIT: agent_pb2.SESSION_OUTCOME_STEP_LIMIT,
+}
+_STATES_PB = {
+    SessionState.WAITING_FOR_CLIENT: control_pb2.SESSION_STATE_WAITING_FOR_CLIENT,
+    SessionState.THINKING: control_pb2.SESSION_STATE_THINKING,
+    SessionState.PAUSED: control_pb2.SESSION_STATE_PAUSED,
+    SessionState.ENDED: control_pb2.SESSION_STATE_ENDED,
+}
+
+
+# Inbound ---------------------------------------------------------------------------
+
+
+def encoding_from_pb(value: int, field: str) -> ImageEncoding:
+    try:
+        return _ENCODINGS[frame_pb2.ImageEncoding.ValueType(value)]
+    except KeyError:
+        raise InvalidArgument(field, f"unsupported image encoding {value}") from None
+
+
+def rect_from_pb(rect: geometry_pb2.Rect) -> Rect:
+    return Rect(rect.x, rect.y, rect.width, rect.height)
+
+
+def frame_from_pb(frame: frame_pb2.Frame, field: str) -> EncodedFrame:
+    if not frame.HasField("size") or frame.size.width == 0 or frame.size.height == 0:
+        raise InvalidArgument(f"{field}.size", "width and height must be set")
+    scale = frame.scale_factor if frame.scale_factor != 0 else 1.0
+    if not math.isfinite(scale) or scale <= 0:
+        raise InvalidArgument(f"{field}.scale_factor", f"must be positive, got {scale}")
+    return EncodedFrame(
+        frame_id=frame.frame_id,
+        size=Size(frame.size.width, frame.size.height),
+        encoding=encoding_from_pb(frame.encoding, f"{field}.encoding"),
+        data=frame.data,
+        display_id=frame.display_id,
+        source=rect_from_pb(frame.source) if frame.HasField("source") else None,
+        scale_factor=scale,
+    )
+
+
+def result_from_pb(result: action_pb2.ActionResult, field: str) -> act.ActionResult:
+    if not result.action_id:
+        raise InvalidArgument(f"{field}.action_id", "must be set")
+    status = _STATUSES.get(result.status)
+    if status is None:
+        raise InvalidArgument(f"{field}.status", "must be OK, FAILED, REJECTED or SKIPPED")
+    return act.ActionResult(result.action_id, status, result.error, result.duration_ms)
+
+
+def results_from_pb(
+    results: Iterable[action_pb2.ActionResult], field: str
+) -> tuple[act.ActionResult, ...]:
+    return tuple(result_from_pb(r, f"{field}[{i}]") for i, r in enumerate(results))
+
+
+def session_request_from_pb(start: agent_pb2.SessionStart, field: str = "start") -> SessionRequest:
+    displays = tuple(
+        Display(
+            display_id=d.display_id,
+            bounds=rect_from_pb(d.bounds),
+            scale_factor=d.scale_factor or 1.0,
+            primary=d.primary,
+            name=d.name,
+        )
+        for d in start.displays
+    )
+    ids = [d.display_id for d in displays]
+    if len(set(ids)) != len(ids):
+        raise InvalidArgument(f"{field}.displays", "display ids must be unique")
+    return SessionRequest(
+        task=start.task,
+        client=ClientInfo(
+            os=start.client.os,
+            os_version=start.client.os_version,
+            hostname=start.client.hostname,
+            client_version=start.client.client_version,
+            backend=start.client.backend,
+        ),
+        displays=displays,
+        encodings=tuple(
+            encoding_from_pb(e, f"{field}.encodings[{i}]") for i, e in enumerate(start.encodings)
+        ),
+        max_steps=start.max_steps,
+        resume_token=start.resume_token,
+        policy=start.policy,
+    )
+
+
+# Outbound --------------------------------------------------------------------------
+
+
+def point_to_pb(point: Point) -> geometry_pb2.Point:
+    return geometry_pb2.Point(x=point.x, y=point.y)
+
+
+def rect_to_pb(rect: Rect) -> geometry_pb2.Rect:
+    return geometry_pb2.Rect(x=rect.x, y=rect.y, width=rect.width, height=rect.height)
+
+
+def frame_spec_to_pb(spec: FrameSpec) -> frame_pb2.FrameSpec:
+    return frame_pb2.FrameSpec(
+        max_width=spec.max_width,
+        max_height=spec.max_height,
+        encoding=_ENCODINGS_PB[spec.encoding],
+        quality=spec.quality,
+        max_bytes=spec.max_bytes,
+    )
+
+
+def _point_or_none(point: Point | None) -> geometry_pb2.Point | None:
+    return None if point is None else point_to_pb(point)
+
+
+def action_to_pb(action: act.Action) -> action_pb2.Action:
+    out = action_pb2.Action(action_id=action.action_id, frame_id=action.frame_id)
+    match action.kind:
+        case act.Click(point=p, button=b, count=c, modifiers=m):
+            out.click.CopyFrom(
+                action_pb2.ClickAction(
+                    point=point_to_pb(p),
+                    button=_BUTTONS_PB[b],
+                    count=c,
+                    modifiers=[_MODIFIERS_PB[x] for x in m],
+                )
+            )
+        case act.Move(point=p):
+            out.move.CopyFrom(action_pb2.MoveAction(point=point_to_pb(p)))
+        case act.MouseDown(button=b, point=p):
+            out.mouse_down.CopyFrom(
+                action_pb2.MouseDownAction(button=_BUTTONS_PB[b], point=_point_or_none(p))
+            )
+        case act.MouseUp(button=b, point=p):
+            out.mouse_up.CopyFrom(
+                action_pb2.MouseUpAction(button=_BUTTONS_PB[b], point=_point_or_none(p))
+            )
+        case act.Drag(path=path, button=b, modifiers=m, duration_ms=ms):
+            out.drag.CopyFrom(
+                action_pb2.DragAction(
+                    path=[point_to_pb(p) for p in path],
+                    button=_BUTTONS_PB[b],
+                    modifiers=[_MODIFIERS_PB[x] for x in m],
+                    duration_ms=ms,
+                )
+            )
+        case act.Scroll(point=p, dx=dx, dy=dy):
+            out.scroll.CopyFrom(action_pb2.ScrollAction(point=point_to_pb(p), dx=dx, dy=dy))
+        case act.TypeText(text=t):
+            out.type_text.CopyFrom(action_pb2.TypeTextAction(text=t))
+        case act.KeyChord(keys=keys):
+            out.key_chord.CopyFrom(action_pb2.KeyChordAction(keys=list(keys)))
+        case act.KeyDown(key=k):
+            out.key_down.CopyFrom(action_pb2.KeyDownAction(key=k))
+        case act.KeyUp(key=k):
+            out.key_up.CopyFrom(action_pb2.KeyUpAction(key=k))
+        case act.Wait(duration_ms=ms):
+            out.wait.CopyFrom(action_pb2.WaitAction(duration_ms=ms))
+        case act.Done(answer=a):
+            out.done.CopyFrom(action_pb2.DoneAction(answer=a))
+        case act.Fail(reason=r):
+            out.fail.CopyFrom(action_pb2.FailAction(reason=r))
+        case act.AskUser(question=q):
+            out.ask_user.CopyFrom(action_pb2.AskUserAction(question=q))
+    return out
+
+
+def actions_to_pb(step: int, actions: tuple[act.Action, ...], thought: str) -> agent_pb2.Actions:
+    return agent_pb2.Actions(step=step, actions=[action_to_pb(a) for a in actions], thought=thought)
+
+
+def ending_to_pb(ending: Ending, steps: int) -> agent_pb2.SessionEnded:
+    return agent_pb2.SessionEnded(
+        outcome=_OUTCOMES_PB[ending.outcome],
+        answer=ending.answer,
+        reason=ending.reason,
+        steps=steps,
+    )
+
+
+def timestamp_to_pb(moment: datetime) -> timestamp_pb2.Timestamp:
+    stamp = timestamp_pb2.Timestamp()
+    stamp.FromDatetime(moment)
+    return stamp
+
+
+def session_info_to_pb(session: Session) -> control_pb2.SessionInfo:
+    return control_pb2.SessionInfo(
+        session_id=session.session_id,
+        task=session.task,
+        state=_STATES_PB[session.state],
+        step=session.step,
+        max_steps=session.max_steps,
+        policy=session.policy_name,
+        client_hostname=session.request.client.hostname,
+        client_os=session.request.client.os,
+        started_at=timestamp_to_pb(session.started_at),
+    )
+
+
+def location_to_pb(location: Location) -> agent_pb2.Location:
+    out = agent_pb2.Location(
+        description=location.description, found=location.found, raw_output=location.raw_output
+    )
+    if location.point is not None:
+        out.point.CopyFrom(point_to_pb(location.point))
+    if location.box is not None:
+        out.box.CopyFrom(rect_to_pb(location.box))
+    return out

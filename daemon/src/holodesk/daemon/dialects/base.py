@@ -1,0 +1,51 @@
+"""What every output parser provides, and its only error type."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from holodesk.daemon.actions import ActionKind
+from holodesk.daemon.dialects.coords import ImageGeometry
+from holodesk.daemon.geometry import Point
+
+if TYPE_CHECKING:
+    from holodesk.daemon.dialects.spec import DialectSpec
+
+
+class DialectParseError(Exception):
+    """Model output that cannot become actions. `hint` is a short repair instruction
+    that a retry appends to the conversation."""
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+@dataclass(frozen=True)
+class ParsedStep:
+    """A model step; action coordinates already in FRAME pixels."""
+
+    actions: tuple[ActionKind, ...]
+    thought: str = ""
+    note: str = ""
+
+
+class OutputParser(Protocol):
+    """Turns a model's text into actions. Implementations raise DialectParseError
+    and nothing else, whatever the text."""
+
+    name: str
+
+    def parse_step(self, text: str, spec: DialectSpec, geometry: ImageGeometry) -> ParsedStep: ...
+
+    def parse_location(self, text: str, spec: DialectSpec, geometry: ImageGeometry) -> Point:
+        """The located point in frame pixels."""
+        ...
+
+    def step_schema(self, spec: DialectSpec) -> dict[str, Any] | None:
+        """JSON schema for structured decoding of a step, or None."""
+        ...
+
+    def location_schema(self, spec: DialectSpec) -> dict[str, Any] | None: ...

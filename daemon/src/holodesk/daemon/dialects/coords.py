@@ -1,0 +1,133 @@
+"""Model space <-> frame pixels, exactly.
+
+A model answers in its own convention about the image *it saw*, which may be a
+resized copy of the frame:
+
+- ``normalized_1000``: 0..1000 on each axis of the image (Holo2, Qwen3-VL family);
+  independent of any resize.
+- ``resized_pixels``: absolute pixels of the resized image (Holo1/1.5, Qwen2.5-VL);
+  mapping needs the resized size, which the resize rule reproduces exactly.
+- ``unit``: 0..1 on each axis.
+
+Mapping is a pure scale per axis (continuous coordinates, no rounding): frame
+x = model x * frame width / model extent. The client rounds once, at the end.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+
+from holodesk.daemon.geometry import Point, Size
+
+
+class CoordinateConvention(enum.Enum):
+    NORMALIZED_1000 = "normalized_1000"
+    RESIZED_PIXELS = "resized_pixels"
+    UNIT = "unit"
+
+
+@dataclass(frozen=True)
+class SmartResize:
+    """Qwen-VL style: both sides multiples of `factor`, pixel count within bounds,
+    aspect ratio kept as closely as those allow."""
+
+    factor: int = 28
+    min_pixels: int = 56 * 56
+    max_pixels: int = 14 * 14 * 4 * 1280
+
+    def apply(self, size: Size) -> Size:
+        return smart_resize(size, self.factor, self.min_pixels, self.max_pixels)
+
+
+@dataclass(frozen=True)
+class MaxBox:
+    """Fit inside max_width x max_height, aspect ratio kept, never upscaled."""
+
+    max_width: int
+    max_height: int
+
+    def apply(self, size: Size) -> Size:
+        return fit_in_box(size, self.max_width, self.max_height)
+
+
+@dataclass(frozen=True)
+class NoResize:
+    def apply(self, size: Size) -> Size:
+        return size
+
+
+ResizeRule = SmartResize | MaxBox | NoResize
+
+
+def smart_resize(size: Size, factor: int, min_pixels: int, max_pixels: int) -> Size:
+    """Our implementation of the public Qwen2-VL resize rule.
+
+    Differs only at the edges, where Qwen raises: sides shorter than `factor`
+    are rounded up to one factor, so tiny frames still get a valid size.
+    """
+    if factor <= 0 or min_pixels <= 0 or max_pixels < min_pixels:
+        raise ValueError(f"bad smart resize parameters {factor=} {min_pixels=} {max_pixels=}")
+    w, h = size.width, size.height
+    if w <= 0 or h <= 0:
+        raise ValueError(f"cannot resize an empty image {w}x{h}")
+    new_w = max(factor, round(w / factor) * factor)
+    new_h = max(factor, round(h / factor) * factor)
+    if new_w * new_h > max_pixels:
+        beta = math.sqrt(w * h / max_pixels)
+        new_w = max(factor, math.floor(w / beta / factor) * factor)
+        new_h = max(factor, math.floor(h / beta / factor) * factor)
+    elif new_w * new_h < min_pixels:
+        beta = math.sqrt(min_pixels / (w * h))
+        new_w = math.ceil(w * beta / factor) * factor
+        new_h = math.ceil(h * beta / factor) * factor
+    return Size(new_w, new_h)
+
+
+def fit_in_box(size: Size, max_width: int, max_height: int) -> Size:
+    """Largest size inside the box with the same aspect ratio; 0 means unbounded."""
+    scale = 1.0
+    if max_width > 0:
+        scale = min(scale, max_width / size.width)
+    if max_height > 0:
+        scale = min(scale, max_height / size.height)
+    if scale >= 1.0:
+        return size
+    return Size(max(1, round(size.width * scale)), max(1, round(size.height * scale)))
+
+
+@dataclass(frozen=True)
+class ImageGeometry:
+    """How one frame relates to the image the model saw and the model's coordinates."""
+
+    frame: Size
+    model_image: Size
+    convention: CoordinateConvention
+
+    @classmethod
+    def for_frame(
+        cls, frame: Size, resize: ResizeRule, convention: CoordinateConvention
+    ) -> ImageGeometry:
+        return cls(frame=frame, model_image=resize.apply(frame), convention=convention)
+
+    @property
+    def extent(self) -> tuple[float, float]:
+        """The largest model coordinate on each axis (inclusive)."""
+        if self.convention is CoordinateConvention.NORMALIZED_1000:
+            return 1000.0, 1000.0
+        if self.convention is CoordinateConvention.UNIT:
+            return 1.0, 1.0
+        return float(self.model_image.width), float(self.model_image.height)
+
+    def contains_model(self, x: float, y: float) -> bool:
+        ex, ey = self.extent
+        return math.isfinite(x) and math.isfinite(y) and 0.0 <= x <= ex and 0.0 <= y <= ey
+
+    def to_frame(self, point: Point) -> Point:
+        ex, ey = self.extent
+        return Point(point.x * self.frame.width / ex, point.y * self.frame.height / ey)
+
+    def to_model(self, point: Point) -> Point:
+        ex, ey = self.extent
+        return Point(point.x * ex / self.frame.width, point.y * ey / self.frame.height)

@@ -1,0 +1,84 @@
+"""A dialect at run time: its data (`DialectSpec`) bound to its output parser."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from holodesk.daemon.dialects import images, prompt
+from holodesk.daemon.dialects.base import DialectParseError, OutputParser, ParsedStep
+from holodesk.daemon.dialects.coords import ImageGeometry
+from holodesk.daemon.dialects.parsers import get_parser
+from holodesk.daemon.dialects.spec import DialectSpec
+from holodesk.daemon.engines.base import ChatMessage, ImagePart, SamplingParams
+from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
+from holodesk.daemon.geometry import Point, Size
+from holodesk.daemon.policies.base import StepContext
+
+# What a client can encode when it says nothing (the contract's default).
+_DEFAULT_ACCEPTED = (ImageEncoding.PNG, ImageEncoding.JPEG)
+
+
+class Dialect:
+    def __init__(self, spec: DialectSpec, parser: OutputParser | None = None) -> None:
+        self.spec = spec
+        self.parser = parser if parser is not None else get_parser(spec.parser)
+        self._resize = spec.resize.rule()
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def geometry(self, frame_size: Size) -> ImageGeometry:
+        return ImageGeometry.for_frame(frame_size, self._resize, self.spec.coordinates)
+
+    def frame_spec(self, accepted: tuple[ImageEncoding, ...] = ()) -> FrameSpec:
+        wanted = self.spec.frame.encoding
+        usable = accepted or _DEFAULT_ACCEPTED
+        if wanted not in usable:
+            wanted = ImageEncoding.PNG if ImageEncoding.PNG in usable else usable[0]
+        return FrameSpec(
+            max_width=self.spec.frame.max_width,
+            max_height=self.spec.frame.max_height,
+            encoding=wanted,
+            quality=self.spec.frame.quality,
+        )
+
+    def model_image(self, frame: EncodedFrame) -> ImagePart:
+        """Decode, resize, re-encode: CPU work, run it in a thread."""
+        return images.model_image(
+            frame,
+            self.geometry(frame.size),
+            self.spec.model_image_encoding,
+            self.spec.model_image_quality,
+        )
+
+    def sampling(self) -> SamplingParams:
+        return SamplingParams(max_tokens=self.spec.max_tokens, temperature=self.spec.temperature)
+
+    def step_schema(self) -> dict[str, Any] | None:
+        return self.parser.step_schema(self.spec) if self.spec.structured_output else None
+
+    def location_schema(self) -> dict[str, Any] | None:
+        return self.parser.location_schema(self.spec) if self.spec.structured_output else None
+
+    def step_messages(
+        self, context: StepContext, images: tuple[ImagePart, ...]
+    ) -> tuple[ChatMessage, ...]:
+        schema = self.parser.step_schema(self.spec)
+        return prompt.step_messages(self.spec, context, images, schema)
+
+    def repair_messages(
+        self, messages: tuple[ChatMessage, ...], bad_output: str, error: DialectParseError
+    ) -> tuple[ChatMessage, ...]:
+        return prompt.repair_messages(self.spec, messages, bad_output, error.message, error.hint)
+
+    def locate_messages(self, image: ImagePart, description: str) -> tuple[ChatMessage, ...]:
+        schema = self.parser.location_schema(self.spec)
+        return prompt.locate_messages(self.spec, image, description, schema)
+
+    def parse_step(self, text: str, geometry: ImageGeometry) -> ParsedStep:
+        """Raises DialectParseError and nothing else."""
+        return self.parser.parse_step(text, self.spec, geometry)
+
+    def parse_location(self, text: str, geometry: ImageGeometry) -> Point:
+        return self.parser.parse_location(text, self.spec, geometry)

@@ -1,0 +1,99 @@
+"""Built-in dialects by name, and dialects loaded from JSON or TOML files.
+
+A file names the built-in it starts from and overrides any field of it; nested
+tables (prompts, resize, frame, aliases) merge key by key:
+
+    base = "holo"
+    name = "holotron"
+    coordinates = "resized_pixels"
+    [resize]
+    kind = "max_box"
+    max_width = 1920
+    max_height = 1080
+    [prompts]
+    task = "Task: {task}\\n"
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from holodesk.daemon.dialects.dialect import Dialect
+from holodesk.daemon.dialects.holo import HOLO, HOLO_1_5
+from holodesk.daemon.dialects.parsers import DialectConfigError, get_parser
+from holodesk.daemon.dialects.spec import DialectSpec
+from pydantic import ValidationError
+
+_BUILTIN: dict[str, DialectSpec] = {spec.name: spec for spec in (HOLO, HOLO_1_5)}
+DEFAULT_DIALECT = HOLO.name
+
+
+def register_dialect(spec: DialectSpec) -> None:
+    get_parser(spec.parser)  # fail now, not at the first step
+    _BUILTIN[spec.name] = spec
+
+
+def dialect_names() -> tuple[str, ...]:
+    return tuple(sorted(_BUILTIN))
+
+
+def builtin_spec(name: str) -> DialectSpec:
+    try:
+        return _BUILTIN[name]
+    except KeyError:
+        known = ", ".join(dialect_names())
+        raise DialectConfigError(f"unknown dialect {name!r}; built-in: {known}") from None
+
+
+def get_dialect(name: str = DEFAULT_DIALECT) -> Dialect:
+    return Dialect(builtin_spec(name))
+
+
+def load_dialect(path: str | Path) -> Dialect:
+    """A built-in dialect (the file's `base`, default "holo") with the file's fields."""
+    path = Path(path)
+    data = _read(path)
+    base_name = data.pop("base", DEFAULT_DIALECT)
+    if not isinstance(base_name, str):
+        raise DialectConfigError(f"{path}: base must be a dialect name")
+    base = builtin_spec(base_name).model_dump(mode="json")
+    try:
+        spec = DialectSpec.model_validate(_merge(base, data))
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise DialectConfigError(f"{path}: {problems}") from None
+    get_parser(spec.parser)
+    return Dialect(spec)
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise DialectConfigError(f"cannot read dialect file {path}: {exc}") from exc
+    try:
+        if path.suffix.lower() == ".toml":
+            data: Any = tomllib.loads(raw.decode("utf-8"))
+        else:
+            data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DialectConfigError(f"{path} is not valid {path.suffix or 'JSON'}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise DialectConfigError(f"{path}: the top level must be a table/object")
+    return data
+
+
+def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged

@@ -1,0 +1,158 @@
+"""A dialect as data: everything about a model's prompt and answer format that
+is not parsing code. Built-in dialects are instances of `DialectSpec`; a JSON
+or TOML file can override any field of one (see `registry.load_dialect`).
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Literal
+
+from holodesk.daemon.dialects.coords import (
+    CoordinateConvention,
+    MaxBox,
+    NoResize,
+    ResizeRule,
+    SmartResize,
+)
+from holodesk.daemon.frames import ImageEncoding
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+_STRICT = ConfigDict(frozen=True, extra="forbid")
+
+
+class ResizeSpec(BaseModel):
+    """How the daemon resizes a frame into the image the model sees."""
+
+    model_config = _STRICT
+
+    kind: Literal["smart", "max_box", "none"] = "smart"
+    factor: int = Field(default=28, gt=0)
+    min_pixels: int = Field(default=56 * 56, gt=0)
+    max_pixels: int = Field(default=14 * 14 * 4 * 1280, gt=0)
+    max_width: int = Field(default=0, ge=0)
+    max_height: int = Field(default=0, ge=0)
+
+    def rule(self) -> ResizeRule:
+        if self.kind == "smart":
+            return SmartResize(self.factor, self.min_pixels, self.max_pixels)
+        if self.kind == "max_box":
+            return MaxBox(self.max_width, self.max_height)
+        return NoResize()
+
+
+class FrameRequest(BaseModel):
+    """What the client is asked to send (becomes holodesk.v1.FrameSpec)."""
+
+    model_config = _STRICT
+
+    max_width: int = Field(default=1920, ge=0)
+    max_height: int = Field(default=1920, ge=0)
+    encoding: ImageEncoding = ImageEncoding.JPEG
+    quality: int = Field(default=90, ge=1, le=100)
+
+
+# Placeholders each template may use; checked when a dialect is built or loaded.
+TEMPLATE_FIELDS: dict[str, frozenset[str]] = {
+    "system": frozenset({"output_schema", "coordinate_rule", "image_width", "image_height"}),
+    "task": frozenset({"task"}),
+    "history_header": frozenset(),
+    "history_step": frozenset({"step", "thought", "note", "actions", "results"}),
+    "observation_open": frozenset({"step"}),
+    "observation_close": frozenset({"step"}),
+    "user_reply": frozenset({"reply"}),
+    "instruction": frozenset({"step"}),
+    "repair": frozenset({"error", "hint"}),
+    "locate": frozenset({"description", "coordinate_rule", "output_schema"}),
+}
+
+
+class PromptTemplates(BaseModel):
+    """str.format templates; values (task, notes...) are never re-formatted."""
+
+    model_config = _STRICT
+
+    system: str = ""
+    task: str = "{task}\n"
+    history_header: str = ""
+    history_step: str = "{step}: {actions} -> {results}\n"
+    observation_open: str = ""
+    observation_close: str = ""
+    user_reply: str = "{reply}\n"
+    instruction: str = ""
+    repair: str = "{error} {hint}"
+    locate: str = "{description}"
+
+    @model_validator(mode="after")
+    def _check_placeholders(self) -> PromptTemplates:
+        for name, allowed in TEMPLATE_FIELDS.items():
+            template: str = getattr(self, name)
+            try:
+                used = {f for _, f, _, _ in string.Formatter().parse(template) if f is not None}
+            except ValueError as exc:
+                raise ValueError(f"prompts.{name}: {exc}") from exc
+            unknown = used - allowed
+            if unknown:
+                raise ValueError(
+                    f"prompts.{name} uses unknown placeholder(s) {sorted(unknown)}; "
+                    f"allowed: {sorted(allowed)}"
+                )
+        return self
+
+
+class DialectSpec(BaseModel):
+    model_config = _STRICT
+
+    name: str
+    description: str = ""
+    # Key into the parser registry ("holo_json"; "ui_tars" later).
+    parser: str
+    coordinates: CoordinateConvention
+    resize: ResizeSpec = ResizeSpec()
+    # How the daemon encodes model images (after resizing).
+    model_image_encoding: ImageEncoding = ImageEncoding.PNG
+    model_image_quality: int = Field(default=90, ge=1, le=100)
+    frame: FrameRequest = FrameRequest()
+    # Screenshots kept in the prompt (the last K); each one costs prefill.
+    history_images: int = Field(default=3, ge=1, le=32)
+    # Earlier steps described as text (the last N).
+    history_steps: int = Field(default=20, ge=0)
+    prompts: PromptTemplates = PromptTemplates()
+    # Coordinate rules, shown to the model through {coordinate_rule}.
+    coordinate_rules: dict[CoordinateConvention, str] = Field(default_factory=dict)
+    # Model action name -> canonical action name understood by the parser.
+    action_aliases: dict[str, str] = Field(default_factory=dict)
+    # Model key name -> contract key name ("return" -> "enter").
+    key_aliases: dict[str, str] = Field(default_factory=dict)
+    scroll_notches: int = Field(default=5, ge=1)
+    default_wait_s: float = Field(default=2.0, ge=0)
+    max_wait_s: float = Field(default=30.0, ge=0)
+    # Press Enter after a write action (some web-agent formats imply it).
+    write_presses_enter: bool = False
+    # Send the parser's JSON schema to engines that can constrain decoding.
+    structured_output: bool = True
+    max_tokens: int = Field(default=1024, gt=0)
+    temperature: float = Field(default=0.0, ge=0)
+    # Parse attempts beyond the first before the step fails (ModelPolicy's default).
+    parse_retries: int = Field(default=2, ge=0)
+
+    @model_validator(mode="after")
+    def _check_rules(self) -> DialectSpec:
+        allowed = {"image_width", "image_height"}
+        for convention, rule in self.coordinate_rules.items():
+            try:
+                used = {f for _, f, _, _ in string.Formatter().parse(rule) if f is not None}
+            except ValueError as exc:
+                raise ValueError(f"coordinate_rules.{convention.value}: {exc}") from exc
+            if used - allowed:
+                raise ValueError(
+                    f"coordinate_rules.{convention.value} uses unknown placeholder(s) "
+                    f"{sorted(used - allowed)}; allowed: {sorted(allowed)}"
+                )
+        if self.max_wait_s < self.default_wait_s:
+            raise ValueError("max_wait_s is below default_wait_s")
+        return self
+
+    def coordinate_rule(self, image_width: int, image_height: int) -> str:
+        rule = self.coordinate_rules.get(self.coordinates, "")
+        return rule.format(image_width=image_width, image_height=image_height)

@@ -1,0 +1,115 @@
+"""Encoded frames as the daemon keeps them, and their validation.
+
+Frames stay encoded for their whole life in the daemon (history windows hold
+bytes, not pixels); only the dialect decodes one when it builds a model image.
+Validation reads the image header only, so it is cheap enough for every step.
+"""
+
+from __future__ import annotations
+
+import enum
+import io
+import warnings
+from dataclasses import dataclass
+
+from holodesk.daemon.errors import InvalidArgument
+from holodesk.daemon.geometry import Rect, Size
+from PIL import Image, UnidentifiedImageError
+
+
+class ImageEncoding(enum.Enum):
+    PNG = "png"
+    JPEG = "jpeg"
+    WEBP = "webp"
+
+    @property
+    def mime_type(self) -> str:
+        return f"image/{self.value}"
+
+    @property
+    def pillow_format(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class EncodedFrame:
+    frame_id: str
+    size: Size
+    encoding: ImageEncoding
+    data: bytes = b""
+    display_id: str = ""
+    # Captured region of the virtual desktop, physical pixels.
+    source: Rect | None = None
+    scale_factor: float = 1.0
+
+    def __repr__(self) -> str:  # never dump megabytes of bytes into logs
+        return (
+            f"EncodedFrame(frame_id={self.frame_id!r}, size={self.size.width}x"
+            f"{self.size.height}, encoding={self.encoding.value}, bytes={len(self.data)})"
+        )
+
+
+@dataclass(frozen=True)
+class FrameSpec:
+    """What the daemon asks frames to look like (mirrors holodesk.v1.FrameSpec)."""
+
+    max_width: int = 0
+    max_height: int = 0
+    encoding: ImageEncoding = ImageEncoding.PNG
+    quality: int = 90
+    max_bytes: int = 0
+
+
+@dataclass(frozen=True)
+class FrameLimits:
+    max_bytes: int = 16 * 1024 * 1024
+    # 8K is 33 Mpx; anything above is a client bug or an attack.
+    max_pixels: int = 40_000_000
+
+
+def validate_frame(frame: EncodedFrame, limits: FrameLimits, field: str = "frame") -> None:
+    """Raise InvalidArgument (naming the field) unless the frame is usable as declared."""
+    if not frame.frame_id:
+        raise InvalidArgument(f"{field}.frame_id", "a frame needs an id")
+    if frame.size.width <= 0 or frame.size.height <= 0:
+        raise InvalidArgument(f"{field}.size", "width and height must be positive")
+    if frame.size.pixels > limits.max_pixels:
+        raise InvalidArgument(
+            f"{field}.size",
+            f"{frame.size.width}x{frame.size.height} is {frame.size.pixels} pixels, "
+            f"above the limit of {limits.max_pixels}",
+        )
+    if not frame.data:
+        raise InvalidArgument(f"{field}.data", "the frame has no image bytes")
+    if len(frame.data) > limits.max_bytes:
+        raise InvalidArgument(
+            f"{field}.data",
+            f"{len(frame.data)} bytes, above the frame limit of {limits.max_bytes} bytes",
+        )
+    fmt, size = _read_header(frame.data, field)
+    if fmt != frame.encoding.pillow_format:
+        raise InvalidArgument(
+            f"{field}.encoding",
+            f"declared {frame.encoding.value} but the bytes are {fmt or 'unknown'}",
+        )
+    if size != frame.size:
+        raise InvalidArgument(
+            f"{field}.size",
+            f"declared {frame.size.width}x{frame.size.height} but the image is "
+            f"{size.width}x{size.height}",
+        )
+    if frame.scale_factor <= 0:
+        raise InvalidArgument(f"{field}.scale_factor", "must be positive")
+
+
+def _read_header(data: bytes, field: str) -> tuple[str, Size]:
+    try:
+        with warnings.catch_warnings():
+            # Our own pixel limit already applied; Pillow's bomb warning is noise here.
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as image:
+                return image.format or "", Size(image.width, image.height)
+    except (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError) as exc:
+        raise InvalidArgument(
+            f"{field}.data", f"not a decodable image ({type(exc).__name__}: {exc})"
+        ) from exc

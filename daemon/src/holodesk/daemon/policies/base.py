@@ -1,0 +1,98 @@
+"""The Policy protocol: what decides a session's next actions.
+
+A policy is shared by every session of the daemon; per-session state lives in
+the `StepContext` the session hands it (frames kept encoded, a compact record
+of earlier steps), so policies can batch across sessions freely.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from holodesk.daemon.actions import ActionKind, HistoryStep
+from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
+from holodesk.daemon.geometry import Point, Rect
+
+
+@dataclass(frozen=True)
+class StepContext:
+    session_id: str
+    task: str
+    # 1-based number of the step being decided.
+    step: int
+    # The history window, oldest first; the last one is the screen now.
+    frames: tuple[EncodedFrame, ...]
+    # Earlier steps, oldest first, with the results the client reported.
+    history: tuple[HistoryStep, ...] = ()
+    # The human's answer to the previous step's ask_user, if any.
+    user_reply: str = ""
+
+    @property
+    def frame(self) -> EncodedFrame:
+        return self.frames[-1]
+
+    def frame_steps(self) -> tuple[int, ...]:
+        """The observation step each frame of the window was sent with."""
+        first = self.step - len(self.frames) + 1
+        return tuple(range(first, self.step + 1))
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The next actions, in pixels of the context's current frame.
+
+    A Done or Fail action ends the session after the actions before it ran.
+    """
+
+    actions: tuple[ActionKind, ...]
+    thought: str = ""
+    note: str = ""
+    raw_output: str = ""
+    # Model calls spent, parse retries included.
+    attempts: int = 1
+
+
+@dataclass(frozen=True)
+class Location:
+    description: str
+    found: bool
+    # Frame pixels.
+    point: Point | None = None
+    box: Rect | None = None
+    raw_output: str = ""
+
+
+@runtime_checkable
+class Policy(Protocol):
+    name: str
+    description: str
+
+    @property
+    def ready(self) -> bool:
+        """True once start() returned; the daemon reports SERVING only then."""
+        ...
+
+    @property
+    def history_frames(self) -> int:
+        """How many recent frames a session keeps for this policy."""
+        ...
+
+    def frame_spec(self, accepted: tuple[ImageEncoding, ...]) -> FrameSpec:
+        """How clients should send frames; `accepted` is what the client can encode
+        (empty: PNG and JPEG). max_bytes is filled in by the daemon."""
+        ...
+
+    async def start(self) -> None: ...
+
+    async def decide(self, context: StepContext) -> Decision: ...
+
+    async def locate(
+        self, frame: EncodedFrame, descriptions: tuple[str, ...]
+    ) -> tuple[Location, ...]: ...
+
+    async def abort(self, session_id: str) -> None:
+        """Stop any work for this session (cancelled, disconnected or ended)."""
+        ...
+
+    async def close(self) -> None: ...

@@ -1,0 +1,192 @@
+"""Plan step + screenshot -> the next action, written as a holo-dialect model answer.
+
+The baseline answers exactly like the model would, `{"note", "thought", "action"}`
+with coordinates normalized to 0-1000 of the image, so its output goes through
+the same parser and coordinate mapping as a real model's, and a recording of a
+baseline run reads like one of a model run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from holodesk.daemon.policies.ocr.fields import find_field
+from holodesk.daemon.policies.ocr.instructions import (
+    Click,
+    Done,
+    InstructionError,
+    Press,
+    Scroll,
+    Step,
+    TypeText,
+    Wait,
+    describe,
+    parse,
+)
+from holodesk.daemon.policies.ocr.matching import DEFAULT_THRESHOLD, Match, find_all, find_text
+from holodesk.daemon.policies.ocr.progress import Progress, marker
+from holodesk.daemon.policies.ocr.reader import TextBox, read_text
+from PIL import Image
+
+Reader = Callable[[Image.Image], list[TextBox]]
+
+
+@dataclass(frozen=True)
+class PlannerConfig:
+    # Looks at a new frame when a step's text is not on screen, before failing:
+    # apps take a moment to open windows and menus.
+    max_retries: int = 3
+    retry_wait_s: float = 1.0
+    match_threshold: float = DEFAULT_THRESHOLD
+
+
+def plan(
+    task: str,
+    progress: Progress,
+    image: Image.Image,
+    config: PlannerConfig = PlannerConfig(),
+    read: Reader = read_text,
+) -> str:
+    """The holo JSON answer for the next step of `task` on `image`.
+
+    A task outside the baseline's language gets a fail answer whose reason lists
+    the supported forms. OCR failures (OcrError) propagate: they are the host's
+    problem, not the task's.
+    """
+    try:
+        steps = parse(task)
+    except InstructionError as exc:
+        return _answer("", "The task is not in the OCR baseline's language.", _fail(str(exc)))
+    return plan_step(steps, progress, image, config, read)
+
+
+def plan_step(
+    steps: Sequence[Step],
+    progress: Progress,
+    image: Image.Image,
+    config: PlannerConfig = PlannerConfig(),
+    read: Reader = read_text,
+) -> str:
+    total = len(steps)
+    if progress.step >= total:
+        return _answer(f"[ocr {total}/{total} complete]", "Every step is done.", _done(""))
+    step = steps[progress.step]
+    if progress.retries > config.max_retries:
+        reason = (
+            f"step {progress.step + 1} ({describe(step)}) did not run after "
+            f"{progress.retries} tries; the last error: {progress.error or 'unknown'}"
+        )
+        return _answer(f"[ocr {progress.step + 1}/{total} failed]", reason + ".", _fail(reason))
+    note = f"{marker(progress.step, total)} {describe(step)}"
+    target = _target_of(step)
+    if target is None:
+        return _answer(note, f"Step {progress.step + 1}: {describe(step)}.", _blind(step))
+    words = read(image)
+    found = find_text(target, words, config.match_threshold)
+    if found is None:
+        return _not_found(step, target, words, progress, total, config)
+    x, y = found.center
+    if isinstance(step, TypeText):
+        field = find_field(image, found.box)
+        if field is not None:
+            x, y = (field[0] + field[2]) / 2, (field[1] + field[3]) / 2
+    thought = f"{_seen(found)}; {describe(step)} at ({x:.0f}, {y:.0f}) px."
+    return _answer(note, thought, _grounded(step, _normalize(x, y, image)))
+
+
+def _target_of(step: Step) -> str | None:
+    """The on-screen text a step needs, if any."""
+    match step:
+        case Click(target, _, _):
+            return target
+        case TypeText(_, into) | Scroll(_, _, into):
+            return into
+    return None
+
+
+def _blind(step: Step) -> dict[str, Any]:
+    """Actions that need nothing from the screen."""
+    match step:
+        case TypeText(text, _):
+            return {"action": "write", "content": text}
+        case Press(keys):
+            return {"action": "hotkey", "keys": list(keys)}
+        case Scroll(direction, amount, _):
+            return {"action": "scroll", "direction": direction, "amount": amount}
+        case Wait(seconds):
+            return {"action": "wait", "seconds": seconds}
+        case Done(answer):
+            return _done(answer)
+    raise AssertionError(f"{step!r} needs a target")  # pragma: no cover
+
+
+def _grounded(step: Step, point: tuple[int, int]) -> dict[str, Any]:
+    x, y = point
+    match step:
+        case Click(target, "right", _):
+            return {"action": "right_click", "element": target, "x": x, "y": y}
+        case Click(target, _, 2):
+            return {"action": "double_click", "element": target, "x": x, "y": y}
+        case Click(target, _, _):
+            return {"action": "click_element", "element": target, "x": x, "y": y}
+        case TypeText(text, into):
+            return {
+                "action": "write_element_abs",
+                "content": text,
+                "element": into,
+                "x": x,
+                "y": y,
+            }
+        case Scroll(direction, amount, _):
+            return {"action": "scroll", "direction": direction, "amount": amount, "x": x, "y": y}
+    raise AssertionError(f"{step!r} has no target")  # pragma: no cover
+
+
+def _not_found(
+    step: Step,
+    target: str,
+    words: list[TextBox],
+    progress: Progress,
+    total: int,
+    config: PlannerConfig,
+) -> str:
+    nearest = find_all(target, words, threshold=0.5)
+    closest = f' (closest text: "{nearest[0].text}")' if nearest else ""
+    missing = f'"{target}" is not on the screen{closest}'
+    if progress.retries < config.max_retries:
+        retry = progress.retries + 1
+        note = f"{marker(progress.step, total, retry)} waiting for {describe(step)}"
+        thought = f"{missing}; looking again (retry {retry} of {config.max_retries})."
+        return _answer(note, thought, {"action": "wait", "seconds": config.retry_wait_s})
+    looks = config.max_retries + 1
+    reason = f"step {progress.step + 1} ({describe(step)}): {missing} after {looks} looks"
+    note = f"[ocr {progress.step + 1}/{total} failed]"  # not a marker: the session ends
+    return _answer(note, missing + ".", _fail(reason))
+
+
+def _seen(match: Match) -> str:
+    if match.score >= 1.0:
+        return f'read "{match.text}"'
+    return f'read "{match.text}" for "{match.phrase}" (similarity {match.score:.2f})'
+
+
+def _normalize(x: float, y: float, image: Image.Image) -> tuple[int, int]:
+    """Frame pixels -> the holo convention, 0-1000 on each axis."""
+    nx = round(x * 1000 / max(image.width, 1))
+    ny = round(y * 1000 / max(image.height, 1))
+    return min(max(nx, 0), 1000), min(max(ny, 0), 1000)
+
+
+def _done(answer: str) -> dict[str, Any]:
+    return {"action": "answer", "content": answer}
+
+
+def _fail(reason: str) -> dict[str, Any]:
+    return {"action": "fail", "reason": reason}
+
+
+def _answer(note: str, thought: str, action: dict[str, Any]) -> str:
+    return json.dumps({"note": note, "thought": thought, "action": action}, ensure_ascii=False)

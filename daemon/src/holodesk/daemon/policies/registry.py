@@ -1,0 +1,94 @@
+"""Policies by name, built from string options (the CLI's --policy and --policy-opt).
+
+`scripted` is registered here; the OCR baseline and the model policies (vllm,
+openai, transformers) register their own factories the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from holodesk.daemon.dialects import DEFAULT_DIALECT, Dialect, get_dialect, load_dialect
+from holodesk.daemon.engines.scripted import ScriptedEngine
+from holodesk.daemon.policies.base import Policy
+from holodesk.daemon.policies.model import ModelPolicy
+from holodesk.daemon.policies.ocr import policy as ocr
+
+PolicyFactory = Callable[[Mapping[str, str]], Policy]
+
+
+class PolicyConfigError(ValueError):
+    """A policy cannot be built from the options given."""
+
+
+@dataclass(frozen=True)
+class PolicyEntry:
+    name: str
+    description: str
+    factory: PolicyFactory
+    # Option name -> help text, for --help and error messages.
+    options: Mapping[str, str]
+
+
+_REGISTRY: dict[str, PolicyEntry] = {}
+
+
+def register_policy(entry: PolicyEntry) -> None:
+    _REGISTRY[entry.name] = entry
+
+
+def policy_entries() -> tuple[PolicyEntry, ...]:
+    return tuple(_REGISTRY[name] for name in sorted(_REGISTRY))
+
+
+def create_policy(name: str, options: Mapping[str, str]) -> Policy:
+    entry = _REGISTRY.get(name)
+    if entry is None:
+        known = ", ".join(sorted(_REGISTRY))
+        raise PolicyConfigError(f"unknown policy {name!r}; available: {known}")
+    unknown = set(options) - set(entry.options)
+    if unknown:
+        raise PolicyConfigError(
+            f"policy {name!r} has no option(s) {sorted(unknown)}; it takes {sorted(entry.options)}"
+        )
+    try:
+        return entry.factory(options)
+    except (OSError, ValueError) as exc:
+        raise PolicyConfigError(f"policy {name!r}: {exc}") from exc
+
+
+def dialect_from_options(options: Mapping[str, str]) -> Dialect:
+    """`dialect_file` (JSON/TOML over a built-in) wins over `dialect` (a built-in name)."""
+    if options.get("dialect_file"):
+        return load_dialect(options["dialect_file"])
+    return get_dialect(options.get("dialect") or DEFAULT_DIALECT)
+
+
+def _scripted(options: Mapping[str, str]) -> Policy:
+    script = options.get("script")
+    if not script:
+        raise PolicyConfigError("the scripted policy needs a script (--script FILE)")
+    dialect = dialect_from_options(options)
+    return ModelPolicy(
+        dialect,
+        ScriptedEngine.from_file(script),
+        name="scripted",
+        description=f"canned {dialect.name}-format outputs from {script}",
+    )
+
+
+register_policy(
+    PolicyEntry(
+        name="scripted",
+        description="replays model outputs from a JSON file through a dialect's parser",
+        factory=_scripted,
+        options={
+            "script": "JSON file: a list of model outputs, one per model call",
+            "dialect": f"built-in dialect name (default {DEFAULT_DIALECT})",
+            "dialect_file": "JSON/TOML dialect file overriding a built-in",
+        },
+    )
+)
+
+register_policy(PolicyEntry("ocr", ocr.DESCRIPTION, ocr.create_ocr_policy, ocr.OPTIONS))

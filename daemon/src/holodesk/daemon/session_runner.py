@@ -1,0 +1,315 @@
+"""Runs one RunSession stream: the protocol of agent.proto, step by step.
+
+    client: start           server: started (session id, resume token, frame spec)
+    client: observation     server: actions (step 1)
+    client: observation     server: actions (step 2)   <- results of step 1 inside
+    ...                     server: ended (answer, failure, cancel, step limit)
+
+A reader task drains the client's stream into a queue, so a client `cancel`
+is seen even while the policy thinks; an operator's cancel (ControlService)
+arrives through the session's `cancelled` event. Whatever ends the stream
+(end of session, protocol error, client disconnect, RPC cancellation), the
+session leaves the registry and the policy is told to drop its work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
+
+from holodesk.daemon import convert
+from holodesk.daemon.errors import (
+    FailedPrecondition,
+    InvalidArgument,
+    Unavailable,
+    Unimplemented,
+)
+from holodesk.daemon.frames import FrameLimits, validate_frame
+from holodesk.daemon.policies.base import Decision, Policy
+from holodesk.daemon.policies.catalog import PolicyCatalog
+from holodesk.daemon.sessions import (
+    Ending,
+    Session,
+    SessionOutcome,
+    SessionRegistry,
+)
+from holodesk.proto.v1 import agent_pb2
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class SessionSettings:
+    frame_limits: FrameLimits
+    # Default and ceiling for a session's steps.
+    max_steps: int
+
+
+class _EndOfStream:
+    """The client half-closed its stream."""
+
+
+class _Interrupted(Exception):  # noqa: N818
+    def __init__(self, ending: Ending) -> None:
+        super().__init__(ending.reason)
+        self.ending = ending
+
+
+_EOF = _EndOfStream()
+
+
+class SessionRunner:
+    def __init__(
+        self,
+        requests: AsyncIterator[agent_pb2.RunSessionRequest],
+        context: Any,
+        *,
+        registry: SessionRegistry,
+        catalog: PolicyCatalog,
+        settings: SessionSettings,
+    ) -> None:
+        self._requests = requests
+        self._context = context
+        self._registry = registry
+        self._catalog = catalog
+        self._settings = settings
+        self._queue: asyncio.Queue[agent_pb2.RunSessionRequest | _EndOfStream | BaseException] = (
+            asyncio.Queue()
+        )
+        self._session: Session | None = None
+        self._policy: Policy | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._cleaned = False
+        self._aborted = False
+
+    async def run(self) -> AsyncIterator[agent_pb2.RunSessionResponse]:
+        try:
+            first = await anext(self._requests)
+        except StopAsyncIteration:
+            return  # the client left before starting: nothing to clean up
+        start = self._check_start(first)
+        session, policy = self._open(start)
+        self._context.add_done_callback(lambda _: self._cleanup_soon())
+        try:
+            self._reader = asyncio.create_task(self._read(), name=f"read-{session.session_id}")
+            spec = replace(
+                policy.frame_spec(session.request.encodings),
+                max_bytes=self._settings.frame_limits.max_bytes,
+            )
+            log.info("session %s started: %r (%s)", session.session_id, session.task, policy.name)
+            yield agent_pb2.RunSessionResponse(
+                started=agent_pb2.SessionStarted(
+                    session_id=session.session_id,
+                    resume_token=session.resume_token,
+                    frame_spec=convert.frame_spec_to_pb(spec),
+                    policy=policy.name,
+                    max_steps=session.max_steps,
+                )
+            )
+            async for response in self._steps(session, policy):
+                yield response
+        finally:
+            await self._cleanup()
+
+    # Opening ------------------------------------------------------------------------
+
+    def _check_start(self, first: agent_pb2.RunSessionRequest) -> agent_pb2.SessionStart:
+        kind = first.WhichOneof("event")
+        if kind is None:
+            raise InvalidArgument("event", "empty message: set start, observation or cancel")
+        if kind != "start":
+            raise FailedPrecondition(
+                "start", f"the first message must be start, got {kind}", kind="PROTOCOL"
+            )
+        if not first.start.task.strip():
+            raise InvalidArgument("start.task", "the task is empty")
+        return first.start
+
+    def _open(self, start: agent_pb2.SessionStart) -> tuple[Session, Policy]:
+        request = convert.session_request_from_pb(start)
+        if request.resume_token:
+            live = self._registry.by_resume_token(request.resume_token)  # NotFound if unknown
+            raise Unimplemented(
+                f"session {live.session_id} is still attached; resuming is not supported yet"
+            )
+        if self._registry.shutting_down.is_set():
+            raise Unavailable("the daemon is shutting down", retry_after_s=5.0)
+        policy = self._catalog.get(request.policy)
+        limit = self._settings.max_steps
+        max_steps = min(request.max_steps, limit) if request.max_steps else limit
+        session = self._registry.create(
+            request,
+            policy_name=policy.name,
+            max_steps=max_steps,
+            history_frames=policy.history_frames,
+        )
+        self._session, self._policy = session, policy
+        return session, policy
+
+    # The loop -----------------------------------------------------------------------
+
+    async def _steps(
+        self, session: Session, policy: Policy
+    ) -> AsyncIterator[agent_pb2.RunSessionResponse]:
+        try:
+            while True:
+                observation = await self._next_observation(session)
+                session.accept_results(
+                    convert.results_from_pb(observation.results, "observation.results"),
+                    "observation.results",
+                )
+                if session.ending is not None:
+                    yield self._end(session, session.ending)
+                    return
+                self._take_frame(session, observation)
+                if session.step >= session.max_steps:
+                    reason = f"reached the limit of {session.max_steps} steps"
+                    yield self._end(session, Ending(SessionOutcome.STEP_LIMIT, reason=reason))
+                    return
+                await self._gate(session)
+                decision = await self._decide(session, policy)
+                actions, ending = session.record_decision(decision)
+                if actions:
+                    yield agent_pb2.RunSessionResponse(
+                        actions=convert.actions_to_pb(session.step, actions, decision.thought)
+                    )
+                elif ending is not None:
+                    yield self._end(session, ending)
+                    return
+        except _Interrupted as interrupted:
+            yield self._end(session, interrupted.ending)
+
+    def _take_frame(self, session: Session, observation: agent_pb2.Observation) -> None:
+        if not observation.HasField("frame"):
+            raise InvalidArgument("observation.frame", "required (the screen after the actions)")
+        frame = convert.frame_from_pb(observation.frame, "observation.frame")
+        validate_frame(frame, self._settings.frame_limits, "observation.frame")
+        session.accept_frame(frame, "observation.frame")
+        session.user_reply = observation.user_reply
+
+    async def _next_observation(self, session: Session) -> agent_pb2.Observation:
+        item = await self._race(self._queue.get(), session, stop_on_shutdown=True)
+        if isinstance(item, BaseException):
+            raise item
+        if isinstance(item, _EndOfStream):
+            raise _Interrupted(
+                Ending(SessionOutcome.CANCELLED, reason="the client closed its stream")
+            )
+        kind = item.WhichOneof("event")
+        if kind == "observation":
+            return item.observation
+        if kind == "start":
+            raise FailedPrecondition("start", "the session has already started", kind="PROTOCOL")
+        raise InvalidArgument("event", "empty message: set observation or cancel")
+
+    async def _gate(self, session: Session) -> None:
+        """Hold here while the session is paused (before its next model step)."""
+        if not session.paused:
+            return
+        session.held.set()
+        try:
+            await self._race(session.wait_running(), session, stop_on_shutdown=True)
+        finally:
+            session.held.clear()
+
+    async def _decide(self, session: Session, policy: Policy) -> Decision:
+        session.set_thinking(True)
+        task = asyncio.create_task(policy.decide(session.context()))
+        try:
+            # A shutdown lets the running step finish: its actions still go out.
+            return await self._race(task, session, stop_on_shutdown=False)
+        finally:
+            session.set_thinking(False)
+            if not task.done():
+                await self._abort_policy()
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    async def _race(self, work: Awaitable[T], session: Session, *, stop_on_shutdown: bool) -> T:
+        """The work's result, unless the session is cancelled (or the daemon stops) first."""
+        job = asyncio.ensure_future(work)
+        watchers = [asyncio.ensure_future(session.cancelled.wait())]
+        if stop_on_shutdown:
+            watchers.append(asyncio.ensure_future(self._registry.shutting_down.wait()))
+        try:
+            await asyncio.wait([job, *watchers], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in watchers:
+                waiter.cancel()
+            if not job.done() and not isinstance(work, asyncio.Task):
+                job.cancel()
+        if session.cancelled.is_set():
+            raise _Interrupted(Ending(SessionOutcome.CANCELLED, reason=session.cancel_reason))
+        if job.done():
+            return job.result()
+        raise Unavailable(
+            f"the daemon is shutting down; session {session.session_id} stopped", retry_after_s=5.0
+        )
+
+    def _end(self, session: Session, ending: Ending) -> agent_pb2.RunSessionResponse:
+        session.finish(ending)
+        log.info(
+            "session %s ended %s after %d step(s)%s",
+            session.session_id,
+            ending.outcome.value,
+            session.step,
+            f": {ending.reason}" if ending.reason else "",
+        )
+        return agent_pb2.RunSessionResponse(ended=convert.ending_to_pb(ending, session.step))
+
+    # Client stream -------------------------------------------------------------------
+
+    async def _read(self) -> None:
+        try:
+            async for request in self._requests:
+                if request.WhichOneof("event") == "cancel" and self._session is not None:
+                    reason = request.cancel.reason or "cancelled by the client"
+                    if self._session.ended is None:
+                        self._session.cancel(reason)
+                    continue
+                await self._queue.put(request)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the stream broke: hand the error to the loop
+            await self._queue.put(exc)
+        else:
+            await self._queue.put(_EOF)
+
+    # Cleanup -------------------------------------------------------------------------
+
+    def _cleanup_soon(self) -> None:
+        """RPC done callback: runs even if the generator is never closed properly."""
+        if not self._cleaned:
+            asyncio.get_running_loop().create_task(self._cleanup())
+
+    async def _cleanup(self) -> None:
+        if self._cleaned:
+            return
+        self._cleaned = True
+        if self._reader is not None:
+            self._reader.cancel()
+        session, policy = self._session, self._policy
+        if session is None or policy is None:
+            return
+        self._registry.remove(session.session_id)
+        if session.ended is None:
+            session.finish(Ending(SessionOutcome.CANCELLED, reason="the stream ended"))
+            log.info("session %s dropped (stream ended before the session)", session.session_id)
+            await self._abort_policy()
+
+    async def _abort_policy(self) -> None:
+        """Tell the policy to drop the session's work, once."""
+        session, policy = self._session, self._policy
+        if self._aborted or session is None or policy is None:
+            return
+        self._aborted = True
+        try:
+            await policy.abort(session.session_id)
+        except Exception:
+            log.exception("policy %s failed to abort %s", policy.name, session.session_id)

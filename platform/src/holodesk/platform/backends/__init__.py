@@ -1,0 +1,1 @@
+"""One module per backend, each with `create(**options) -> Backend`; see `select`."""

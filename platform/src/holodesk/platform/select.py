@@ -1,0 +1,114 @@
+"""Choose and open a platform backend: the one place that knows them all.
+
+Backends are imported lazily by module name, so the interface (`base`) never
+imports an implementation and an OS-only dependency is only needed on its OS.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pkgutil
+import re
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any, cast
+
+from holodesk.platform import backends, preflight
+from holodesk.platform.base import Backend
+from holodesk.platform.errors import BackendUnavailableError
+
+ENV_VAR = "HOLODESK_PLATFORM_BACKEND"
+BACKENDS_PACKAGE = backends.__name__
+
+_BY_PLATFORM: dict[str, str] = {"linux": "x11", "darwin": "quartz", "win32": "win32"}
+# Backends promised by the design whose modules do not exist yet.
+_PLANNED: dict[str, str] = {"quartz": "macOS", "win32": "Windows"}
+_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def default_backend_name(platform: str) -> str | None:
+    """The backend for an OS (`sys.platform` spelling), or None."""
+    if platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
+        return "x11"
+    return _BY_PLATFORM.get(platform)
+
+
+def resolve_backend_name(name: str | None, environ: Mapping[str, str], platform: str) -> str:
+    """Explicit name, else the environment override, else the OS default."""
+    source = f"backend name {name!r}"
+    if name is None and environ.get(ENV_VAR, "").strip():
+        name = environ[ENV_VAR]
+        source = f"{ENV_VAR}={name!r}"
+    if name is None:
+        default = default_backend_name(platform)
+        if default is None:
+            raise BackendUnavailableError(
+                [
+                    (
+                        f"holodesk has no backend for this OS (sys.platform={platform!r})",
+                        f"choose one explicitly with {ENV_VAR}, one of: "
+                        f"{', '.join(available_backends())}",
+                    )
+                ]
+            )
+        return default
+    normalized = name.strip().lower()
+    if not _NAME.fullmatch(normalized):
+        raise BackendUnavailableError([(f"{source} is not a backend name", _choose_fix())])
+    return normalized
+
+
+def available_backends() -> list[str]:
+    """Names of the backend modules installed."""
+    return sorted(info.name for info in pkgutil.iter_modules(backends.__path__))
+
+
+def open_backend(name: str | None = None, **options: Any) -> Backend:
+    """Open a backend: `name`, else $HOLODESK_PLATFORM_BACKEND, else the OS's own."""
+    chosen = resolve_backend_name(name, os.environ, sys.platform)
+    from_env = name is None and bool(os.environ.get(ENV_VAR, "").strip())
+    origin = f" (set by {ENV_VAR})" if from_env else ""
+    if chosen in _PLANNED and chosen not in available_backends():
+        raise BackendUnavailableError(
+            [
+                (
+                    f"the {_PLANNED[chosen]} backend ({chosen}){origin} is not built yet in "
+                    "this version of holodesk",
+                    "run the client on Linux with X11 for now; tests can use the fake backend "
+                    f"({ENV_VAR}=fake)",
+                )
+            ],
+            backend=chosen,
+        )
+    if chosen not in available_backends():
+        raise BackendUnavailableError(
+            [(f"there is no platform backend named {chosen!r}{origin}", _choose_fix())],
+            backend=chosen,
+        )
+    found = preflight.problems(chosen, options, os.environ)
+    if found:
+        raise BackendUnavailableError(found, backend=chosen)
+    return _create(chosen, options)
+
+
+def _create(name: str, options: Mapping[str, Any]) -> Backend:
+    module_name = f"{BACKENDS_PACKAGE}.{name}"
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise BackendUnavailableError(
+            [
+                (
+                    f"importing {module_name} failed: {error}",
+                    f"install what it needs (`uv sync`, or `pip install {error.name or '...'}`)",
+                )
+            ],
+            backend=name,
+        ) from error
+    create = cast("Callable[..., Backend]", module.create)
+    return create(**options)
+
+
+def _choose_fix() -> str:
+    return f"use one of {', '.join(available_backends())} (pass it, or set {ENV_VAR})"

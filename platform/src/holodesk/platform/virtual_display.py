@@ -1,0 +1,122 @@
+"""A private virtual X display (Xvfb), for the demo, headless hosts and tests.
+
+Xvfb picks a free display number itself and reports it on a pipe (-displayfd)
+once it accepts connections, so concurrent starts never race for a number and
+no polling is needed.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import IO
+
+from holodesk.platform.errors import BackendUnavailableError
+
+
+@dataclass
+class VirtualDisplay:
+    """Start with `with VirtualDisplay() as vd:`; `vd.display` is e.g. ":42".
+
+    `extra_args` go to Xvfb as they are, e.g. ("+xinerama", "-screen", "1", "640x480x24").
+    """
+
+    width: int = 1280
+    height: int = 800
+    depth: int = 24
+    extra_args: Sequence[str] = ()
+    start_timeout_s: float = 10.0
+    display: str = field(default="", init=False)
+    _process: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
+    _log: IO[bytes] | None = field(default=None, init=False, repr=False)
+
+    def start(self) -> str:
+        if self._process is not None:
+            raise RuntimeError(f"this virtual display already runs at {self.display}")
+        xvfb = shutil.which("Xvfb")
+        if xvfb is None:
+            raise BackendUnavailableError(
+                [("Xvfb is not installed", "install it: apt-get install xvfb (Debian/Ubuntu)")],
+                backend="x11",
+            )
+        read_fd, write_fd = os.pipe()
+        screen = f"{self.width}x{self.height}x{self.depth}"
+        # -noreset: without it the server resets (keymap included) whenever its
+        # last client disconnects, which races with the next client connecting.
+        args = [xvfb, "-displayfd", str(write_fd), "-screen", "0", screen]
+        args += ["-nolisten", "tcp", "-noreset", *self.extra_args]
+        self._log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as Xvfb
+        try:
+            self._process = subprocess.Popen(
+                args, pass_fds=(write_fd,), stdout=self._log, stderr=self._log
+            )
+        finally:
+            os.close(write_fd)
+        try:
+            number = self._read_display_number(read_fd)
+        finally:
+            os.close(read_fd)
+        self.display = f":{number}"
+        return self.display
+
+    def _read_display_number(self, read_fd: int) -> str:
+        deadline = time.monotonic() + self.start_timeout_s
+        received = b""
+        while not received.endswith(b"\n"):
+            remaining = deadline - time.monotonic()
+            ready, _, _ = select.select([read_fd], [], [], max(remaining, 0))
+            chunk = os.read(read_fd, 64) if ready else b""
+            if not chunk:
+                why = "timed out" if not ready else "exited"
+                output = self._output()
+                self.stop()
+                raise BackendUnavailableError(
+                    [
+                        (
+                            f"Xvfb {why} before reporting its display: {output or 'no output'}",
+                            "run the same Xvfb command by hand to see why: "
+                            f"Xvfb -displayfd 1 {' '.join(self.extra_args)}",
+                        )
+                    ],
+                    backend="x11",
+                )
+            received += chunk
+        return received.decode().strip()
+
+    def _output(self) -> str:
+        if self._log is None:
+            return ""
+        self._log.seek(0)
+        return self._log.read()[-2000:].decode(errors="replace").strip()
+
+    def stop(self) -> None:
+        process, self._process = self._process, None
+        if process is not None:
+            process.terminate()
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def __enter__(self) -> VirtualDisplay:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

@@ -1,0 +1,1 @@
+"""Small GUI apps the tests drive."""

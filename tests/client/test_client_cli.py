@@ -1,0 +1,182 @@
+"""`holodesk run` exit codes, through main([...]) against a scripted daemon."""
+
+from __future__ import annotations
+
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+
+import grpc
+import pytest
+from holodesk.client.cli import main
+from holodesk.client.exit_codes import ExitCode
+from holodesk.proto.v1 import agent_pb2
+
+from .scripted import Conversation, Script, ScriptedDaemon, click, done, type_text, wait
+
+Daemon = Callable[[Script], ScriptedDaemon]
+
+
+def _ends_with(outcome: agent_pb2.SessionOutcome.ValueType, text: str) -> Script:
+    async def script(conv: Conversation) -> None:
+        frame = await conv.open()
+        await conv.send_actions(1, click("c", frame.frame_id, 10, 10), type_text("t", "hi"))
+        await conv.recv_observation()
+        if outcome == agent_pb2.SESSION_OUTCOME_SUCCEEDED:
+            await conv.send_actions(2, done("d", text))
+            await conv.recv_observation()
+        await conv.end(outcome, answer=text, reason=text)
+
+    return script
+
+
+def _run(target: str, *extra: str) -> int:
+    return main(["run", "--server", target, "--backend", "fake", *extra, "fill the form"])
+
+
+def test_succeeded_prints_steps_and_the_answer(
+    daemon: Daemon, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = daemon(_ends_with(agent_pb2.SESSION_OUTCOME_SUCCEEDED, "Thanks, Ada [ok]"))
+    assert _run(server.target, "--max-steps", "5") == ExitCode.SUCCEEDED
+    out, err = capsys.readouterr()
+    assert out.strip() == "Thanks, Ada [ok]"  # the answer alone on stdout, markup untouched
+    assert "session s-1" in err
+    assert "click (10, 10) left" in err
+    assert "type 'hi'" in err
+    assert "succeeded after 2 step(s)" in err
+    assert "\x1b[" not in err  # no escape codes when not a terminal
+    assert server.conversation.received[0].start.task == "fill the form"
+    assert server.conversation.received[0].start.max_steps == 5
+
+
+@pytest.mark.parametrize(
+    ("outcome", "code"),
+    [
+        (agent_pb2.SESSION_OUTCOME_FAILED, ExitCode.FAILED),
+        (agent_pb2.SESSION_OUTCOME_CANCELLED, ExitCode.CANCELLED),
+        (agent_pb2.SESSION_OUTCOME_STEP_LIMIT, ExitCode.STEP_LIMIT),
+    ],
+)
+def test_exit_code_says_how_it_ended(
+    daemon: Daemon,
+    capsys: pytest.CaptureFixture[str],
+    outcome: agent_pb2.SessionOutcome.ValueType,
+    code: ExitCode,
+) -> None:
+    assert _run(daemon(_ends_with(outcome, "the reason")).target) == code
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "the reason" in err
+
+
+def test_daemon_abort_exits_5_with_status(
+    daemon: Daemon, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async def script(conv: Conversation) -> None:
+        await conv.recv()
+        await conv.abort(grpc.StatusCode.FAILED_PRECONDITION, "start.displays: empty")
+
+    assert _run(daemon(script).target) == ExitCode.DAEMON_ERROR
+    assert "FAILED_PRECONDITION: start.displays: empty" in capsys.readouterr().err
+
+
+def test_unreachable_daemon_exits_5(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    assert _run(f"127.0.0.1:{port}") == ExitCode.DAEMON_ERROR
+    assert "could not reach the daemon" in capsys.readouterr().err
+
+
+def test_unavailable_backend_exits_6_with_causes_and_fixes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(["run", "--server", "127.0.0.1:1", "--backend", "no_such_backend", "t"])
+    assert code == ExitCode.BACKEND_UNAVAILABLE
+    err = capsys.readouterr().err
+    assert "no_such_backend" in err
+    assert "fix:" in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run"],
+        ["run", "--server", "127.0.0.1:1", "--max-steps", "-1", "t"],
+        ["run", "--server", "127.0.0.1:1", "--backend", "fake", "--display", "DP-9", "t"],
+        ["run", "--server", "127.0.0.1:1", "--backend", "fake", "   "],
+        ["run", "--server", "127.0.0.1:1", "--insecure", "--tls", "t"],
+        ["nope"],
+        [],
+    ],
+)
+def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == ExitCode.USAGE
+    assert capsys.readouterr().err
+
+
+def test_missing_server_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("HOLODESK_SERVER", raising=False)
+    assert main(["run", "--backend", "fake", "t"]) == ExitCode.USAGE
+    assert "--server HOST:PORT" in capsys.readouterr().err
+
+
+def test_unknown_display_lists_the_known_ones(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _run("127.0.0.1:1", "--display", "DP-9") == ExitCode.USAGE
+    assert "no display 'DP-9'; this desktop has 'fake-0'" in capsys.readouterr().err
+
+
+def test_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    assert "run" in capsys.readouterr().out
+
+
+def test_exit_code_values_are_stable() -> None:
+    # Scripts depend on these numbers.
+    assert {code.name: int(code) for code in ExitCode} == {
+        "SUCCEEDED": 0,
+        "FAILED": 1,
+        "USAGE": 2,
+        "CANCELLED": 3,
+        "STEP_LIMIT": 4,
+        "DAEMON_ERROR": 5,
+        "BACKEND_UNAVAILABLE": 6,
+    }
+
+
+def test_ctrl_c_cancels_the_session_and_exits_3(daemon: Daemon) -> None:
+    in_step = threading.Event()
+
+    async def script(conv: Conversation) -> None:
+        await conv.open()
+        await conv.send_actions(1, wait("w", 60_000))
+        in_step.set()
+        message = await conv.recv()
+        if message.WhichOneof("event") == "cancel":
+            await conv.end(agent_pb2.SESSION_OUTCOME_CANCELLED, reason=message.cancel.reason)
+
+    server = daemon(script)
+    argv = ["run", "--server", server.target, "--backend", "fake", "t"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "holodesk.client", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert in_step.wait(60), "the client never started the session"
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == ExitCode.CANCELLED, err
+    # 0 or 1 steps, depending on whether the wait had begun when the signal came.
+    assert re.search(r"cancelled after [01] step\(s\): cancelled by the user", err), err
+    assert server.conversation.received[-1].WhichOneof("event") == "cancel"

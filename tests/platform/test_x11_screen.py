@@ -1,0 +1,129 @@
+"""The X11 screen source against real Xvfb servers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from holodesk.platform.backends import x11 as x11_backend
+from holodesk.platform.base import Backend, Region
+from holodesk.platform.errors import BackendUnavailableError
+from holodesk.platform.virtual_display import VirtualDisplay
+from Xlib import Xatom
+from Xlib import display as xdisplay
+
+from tests.support.probe import ProbeApp
+from tests.support.xvfb import Monitor, set_monitors
+from tests.support.xvfb import xvfb as start_xvfb
+
+pytestmark = pytest.mark.x11
+
+
+def _rgb(color: str) -> tuple[int, int, int]:
+    return int(color[1:3], 16), int(color[3:5], 16), int(color[5:7], 16)
+
+
+def test_single_screen_geometry(x11: Backend) -> None:
+    [display] = x11.screen.displays()
+    assert display.bounds == Region(0, 0, 1280, 800)
+    assert display.primary
+    assert display.scale_factor == 1.0
+    assert display.display_id
+    assert x11.screen.virtual_desktop() == Region(0, 0, 1280, 800)
+
+
+def test_grab_sees_the_probe_window_colours(x11: Backend, probe: ProbeApp) -> None:
+    swatch = probe.widgets["swatch"]
+    image = x11.screen.grab(Region(swatch.x + 5, swatch.y + 5, swatch.width - 10, 20))
+    assert image.mode == "RGB"
+    assert image.size == (swatch.width - 10, 20)
+    pixels = {image.getpixel((x, y)) for x in range(image.width) for y in range(image.height)}
+    assert pixels == {_rgb(probe.colors["swatch"])}
+    canvas = probe.widgets["canvas"]
+    x, y = canvas.center
+    assert x11.screen.grab(Region(x, y, 1, 1)).getpixel((0, 0)) == _rgb(probe.colors["canvas"])
+
+
+def test_grab_keeps_pixel_positions(x11: Backend, probe: ProbeApp) -> None:
+    # A region straddling the swatch's left edge: window colour, then swatch colour.
+    swatch = probe.widgets["swatch"]
+    image = x11.screen.grab(Region(swatch.x - 4, swatch.y + 10, 8, 1))
+    row = [image.getpixel((i, 0)) for i in range(8)]
+    assert row[:4] == [_rgb(probe.colors["window"])] * 4
+    assert row[4:] == [_rgb(probe.colors["swatch"])] * 4
+
+
+def test_whole_screen_grab(x11: Backend) -> None:
+    image = x11.screen.grab(x11.screen.virtual_desktop())
+    assert image.size == (1280, 800)
+
+
+@pytest.mark.parametrize("region", [Region(1200, 0, 100, 10), Region(0, 0, 0, 10)])
+def test_grab_outside_the_screen_is_refused(x11: Backend, region: Region) -> None:
+    with pytest.raises(ValueError, match="inside"):
+        x11.screen.grab(region)
+
+
+@pytest.fixture
+def own_display() -> Iterator[str]:
+    """A private Xvfb, for tests that change server-wide state."""
+    with start_xvfb(640, 480) as display:
+        yield display
+
+
+def test_scale_factor_comes_from_xft_dpi(own_display: str) -> None:
+    connection = xdisplay.Display(own_display)
+    root = connection.screen().root
+    root.change_property(
+        Xatom.RESOURCE_MANAGER, Xatom.STRING, 8, b"Xft.antialias:\t1\nXft.dpi:\t192\n"
+    )
+    connection.sync()
+    backend = x11_backend.create(display=own_display)
+    try:
+        assert [d.scale_factor for d in backend.screen.displays()] == [2.0]
+    finally:
+        backend.close()
+        connection.close()
+
+
+def test_randr_monitors_become_displays_primary_first() -> None:
+    with start_xvfb(1920, 600) as display:
+        set_monitors(
+            display,
+            [
+                Monitor("LEFT-1", 0, 0, 1280, 600),
+                Monitor("RIGHT-1", 1280, 0, 640, 480, primary=True),
+            ],
+        )
+        backend = x11_backend.create(display=display)
+        try:
+            displays = backend.screen.displays()
+            desktop = backend.screen.virtual_desktop()
+        finally:
+            backend.close()
+    assert [(d.display_id, d.bounds, d.primary) for d in displays] == [
+        ("RIGHT-1", Region(1280, 0, 640, 480), True),
+        ("LEFT-1", Region(0, 0, 1280, 600), False),
+    ]
+    assert desktop == Region(0, 0, 1920, 600)
+
+
+def test_xinerama_screens_become_displays_without_randr() -> None:
+    # Xvfb's Xinerama stacks its screens at the origin; what matters here is
+    # that each Xinerama screen is reported, as the server describes it.
+    extra = ["-extension", "RANDR", "+xinerama", "-screen", "1", "640x480x24"]
+    with start_xvfb(800, 600, extra_args=extra) as display:
+        backend = x11_backend.create(display=display)
+        try:
+            displays = backend.screen.displays()
+        finally:
+            backend.close()
+    assert [d.bounds for d in displays] == [Region(0, 0, 800, 600), Region(0, 0, 640, 480)]
+    assert [d.display_id for d in displays] == ["xinerama-0", "xinerama-1"]
+    assert [d.primary for d in displays] == [True, False]
+
+
+def test_xvfb_failure_reports_its_output() -> None:
+    with pytest.raises(BackendUnavailableError, match="Xvfb exited") as raised:
+        VirtualDisplay(extra_args=["-no-such-option"]).start()
+    assert "no-such-option" in str(raised.value)
