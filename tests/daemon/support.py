@@ -11,8 +11,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import grpc
-from PIL import Image, ImageDraw
-
 from holodesk.daemon.config import ServerConfig
 from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.engines.scripted import ScriptedEngine
@@ -27,6 +25,7 @@ from holodesk.proto.v1 import (
     frame_pb2,
     geometry_pb2,
 )
+from PIL import Image, ImageDraw
 
 # Hang guard for awaits in tests (never a timing assertion).
 GUARD_S = 30.0

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-
 from holodesk.daemon.cli import build_parser, config_from_args
+
 from tests.daemon.support import GUARD_S, Stream, holo, make_frame
 
 HOLODESKD = Path(sys.executable).with_name("holodeskd")
@@ -47,11 +47,14 @@ async def _wait_serving(channel: grpc.aio.Channel) -> None:
 async def test_sigterm_drains_and_exits_zero(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps([holo({"action": "click", "x": 500, "y": 500})]))
-    process = await _spawn("--listen", "127.0.0.1:0", "--policy", "scripted", "--script", str(script))
+    process = await _spawn(
+        "--listen", "127.0.0.1:0", "--policy", "scripted", "--script", str(script)
+    )
     try:
         address = await _address(process)
         host, port = address.rsplit(":", 1)
-        assert host == "127.0.0.1" and int(port) > 0
+        assert host == "127.0.0.1"
+        assert int(port) > 0
         async with grpc.aio.insecure_channel(address) as channel:
             await _wait_serving(channel)
             stream = Stream(channel)

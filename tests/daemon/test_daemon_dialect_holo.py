@@ -6,7 +6,6 @@ import json
 from typing import Any
 
 import pytest
-
 from holodesk.daemon.actions import (
     ActionKind,
     AskUser,
@@ -44,7 +43,7 @@ CASES: list[tuple[str, str, tuple[ActionKind, ...]]] = [
     ),
     (
         "cookbook write_element_abs clicks then types",
-        step({"action": "write_element_abs", "content": "Paris", "element": "box", "x": 10, "y": 20}),
+        step({"action": "write_element_abs", "content": "Paris", "element": "b", "x": 10, "y": 20}),
         (Click(Point(10, 10)), TypeText("Paris")),
     ),
     ("write without a point types at the focus", step({"action": "write", "text": "hi"}),
@@ -102,7 +101,7 @@ CASES: list[tuple[str, str, tuple[ActionKind, ...]]] = [
     ),
     (
         "fenced JSON after prose",
-        "Sure! Here is my answer:\n```json\n" + step({"action": "answer", "content": "x"}) + "\n```",
+        "Here it is:\n```json\n" + step({"action": "answer", "content": "x"}) + "\n```",
         (Done("x"),),
     ),
     (
@@ -126,7 +125,9 @@ CASES: list[tuple[str, str, tuple[ActionKind, ...]]] = [
 
 
 @pytest.mark.parametrize(("text", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_holo_outputs_become_frame_pixel_actions(text: str, expected: tuple[ActionKind, ...]) -> None:
+def test_holo_outputs_become_frame_pixel_actions(
+    text: str, expected: tuple[ActionKind, ...]
+) -> None:
     assert HOLO.parse_step(text, GEO).actions == expected
 
 

@@ -10,10 +10,11 @@ from collections.abc import Awaitable, Callable
 import grpc
 import pytest
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
+from holodesk.daemon.frames import EncodedFrame
+from holodesk.daemon.policies.base import Decision, Location, StepContext
+from holodesk.proto.v1 import action_pb2, agent_pb2, frame_pb2
 from PIL import Image
 
-from holodesk.daemon.policies.base import Decision, StepContext
-from holodesk.proto.v1 import action_pb2, agent_pb2, frame_pb2
 from tests.daemon.support import (
     Daemon,
     Stream,
@@ -206,6 +207,11 @@ class ExplodingPolicy:
             raise ZeroDivisionError("the policy divided by zero")
         return await self.inner.decide(context)
 
+    async def locate(
+        self, frame: EncodedFrame, descriptions: tuple[str, ...]
+    ) -> tuple[Location, ...]:
+        raise KeyError("no such widget")
+
 
 async def test_unexpected_exceptions_are_internal_and_name_the_type() -> None:
     policy = ExplodingPolicy()
@@ -219,3 +225,13 @@ async def test_unexpected_exceptions_are_internal_and_name_the_type() -> None:
         assert error.code() == grpc.StatusCode.INTERNAL
         assert "ZeroDivisionError: the policy divided by zero" in (error.details() or "")
         await check_other_session_survives(daemon, other)
+
+
+async def test_unexpected_exceptions_in_unary_calls_are_internal_too() -> None:
+    async with running_daemon([ExplodingPolicy()]) as daemon:  # type: ignore[list-item]
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await daemon.agent.Locate(
+                agent_pb2.LocateRequest(frame=make_frame("f"), descriptions=["OK"])
+            )
+    assert caught.value.code() == grpc.StatusCode.INTERNAL
+    assert "KeyError: 'no such widget'" in (caught.value.details() or "")

@@ -8,8 +8,8 @@ import grpc
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
-
 from holodesk.proto.v1 import control_pb2
+
 from tests.daemon.support import GUARD_S, GatedPolicy, rich_status, running_daemon
 
 SERVICES = ("", "holodesk.v1.AgentService", "holodesk.v1.ControlService")
@@ -18,8 +18,7 @@ SERVICES = ("", "holodesk.v1.AgentService", "holodesk.v1.ControlService")
 async def _statuses(channel: grpc.aio.Channel) -> list[int]:
     stub = health_pb2_grpc.HealthStub(channel)
     return [
-        (await stub.Check(health_pb2.HealthCheckRequest(service=name))).status
-        for name in SERVICES
+        (await stub.Check(health_pb2.HealthCheckRequest(service=name))).status for name in SERVICES
     ]
 
 
@@ -80,7 +79,9 @@ async def test_reflection_lists_the_services() -> None:
 
         # And the contract's descriptors are served, so grpcurl can call it.
         await call.write(
-            reflection_pb2.ServerReflectionRequest(file_containing_symbol="holodesk.v1.AgentService")
+            reflection_pb2.ServerReflectionRequest(
+                file_containing_symbol="holodesk.v1.AgentService"
+            )
         )
         files = await asyncio.wait_for(call.read(), GUARD_S)
         assert files.file_descriptor_response.file_descriptor_proto

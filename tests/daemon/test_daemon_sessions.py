@@ -6,8 +6,9 @@ import asyncio
 
 import grpc
 import pytest
-
+from holodesk.daemon.policies.base import Decision, StepContext
 from holodesk.proto.v1 import action_pb2, agent_pb2, frame_pb2
+
 from tests.daemon.support import (
     GUARD_S,
     RecordingPolicy,
@@ -227,7 +228,9 @@ async def test_the_prompt_keeps_the_last_frames_and_earlier_actions() -> None:
         await stream.start("count")
         response = await stream.observe(make_frame("0", 640, 480))
         for i in range(1, 5):
-            response = await stream.observe(make_frame(str(i), 640, 480), ok_results(response.actions))
+            response = await stream.observe(
+                make_frame(str(i), 640, 480), ok_results(response.actions)
+            )
     last = policy.engine.requests[-1]  # type: ignore[attr-defined]
     user = last.messages[-1]
     assert len(user.images) == 3  # holo keeps the last 3 screenshots
@@ -242,7 +245,9 @@ async def test_locate_maps_the_answer_into_frame_pixels() -> None:
     policy = scripted_policy(['{"x": 250, "y": 750}'])
     async with running_daemon([policy]) as daemon:
         response = await daemon.agent.Locate(
-            agent_pb2.LocateRequest(frame=make_frame("img", 800, 600), descriptions=["OK", "Cancel"])
+            agent_pb2.LocateRequest(
+                frame=make_frame("img", 800, 600), descriptions=["OK", "Cancel"]
+            )
         )
     assert [loc.description for loc in response.locations] == ["OK", "Cancel"]
     for location in response.locations:
@@ -256,3 +261,26 @@ async def test_locate_rejects_a_bad_request() -> None:
             await daemon.agent.Locate(agent_pb2.LocateRequest(frame=make_frame("img")))
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "descriptions" in (caught.value.details() or "")
+
+
+class IdlePolicy(RecordingPolicy):
+    """Decides nothing at all on its first step (a policy that just waits)."""
+
+    async def decide(self, context: StepContext) -> Decision:
+        if context.step == 1:
+            return Decision(actions=(), thought="nothing to do yet")
+        return await super().decide(context)
+
+
+async def test_an_empty_decision_still_asks_for_the_next_frame() -> None:
+    policy = IdlePolicy([holo({"action": "answer", "content": "x"})] * 2)
+    async with running_daemon([policy]) as daemon:
+        stream = daemon.stream()
+        await stream.start()
+        idle = await stream.observe(make_frame("1"))
+        assert idle.WhichOneof("event") == "actions"
+        assert not idle.actions.actions
+        assert idle.actions.thought == "nothing to do yet"
+        ended = await stream.observe(make_frame("2"))
+        assert ended.ended.outcome == agent_pb2.SESSION_OUTCOME_SUCCEEDED
+        assert ended.ended.steps == 2

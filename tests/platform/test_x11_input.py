@@ -10,6 +10,7 @@ from holodesk.platform.x11.input import X11Input
 from tests.support.probe import (
     BUTTON1_MASK,
     CONTROL_MASK,
+    LOCK_MASK,
     MOD1_MASK,
     MOD4_MASK,
     SHIFT_MASK,
@@ -245,3 +246,18 @@ def test_close_releases_held_input_and_restores_the_keymap(xvfb: str, probe: Pro
         assert _driver(check).keymap_rows() == before
     finally:
         check.close()
+
+
+def test_caps_lock_does_not_change_typed_text(x11: Backend, focused: ProbeApp) -> None:
+    x11.input.key_chord(["capslock"])
+    try:
+        x11.input.type_text("Hello é")
+        assert focused.wait_for_entry("Hello é") == "Hello é"
+        x11.input.type_text("x")
+        focused.wait_for_entry("Hello éx")
+        # Still on afterwards: the key typed next sees Lock in its state.
+        x11.input.key_chord(["a"])
+        press = focused.wait_for_event("key", keysym="A")
+        assert press["state"] & LOCK_MASK
+    finally:
+        x11.input.key_chord(["capslock"])

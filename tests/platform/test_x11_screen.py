@@ -13,7 +13,7 @@ from Xlib import Xatom
 from Xlib import display as xdisplay
 
 from tests.support.probe import ProbeApp
-from tests.support.xvfb import Monitor, set_monitors
+from tests.support.randr import Monitor, set_monitors
 from tests.support.xvfb import xvfb as start_xvfb
 
 pytestmark = pytest.mark.x11

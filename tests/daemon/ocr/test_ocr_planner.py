@@ -43,9 +43,9 @@ def _words(size: tuple[int, int]) -> list[TextBox]:
     return read_text(_screen(size).image)
 
 
-def _plan(task: str, size: tuple[int, int], progress: Progress = Progress()) -> str:
+def _plan(task: str, size: tuple[int, int], progress: Progress | None = None) -> str:
     """Plan on a rendered screen, OCR'd once per size (read_text is the real one)."""
-    return plan(task, progress, _screen(size).image, read=lambda _: _words(size))
+    return plan(task, progress or Progress(), _screen(size).image, read=lambda _: _words(size))
 
 
 def _actions(text: str, size: tuple[int, int]) -> tuple[ActionKind, ...]:
@@ -58,7 +58,7 @@ def _inside(point: Point, box: Box) -> bool:
 
 
 def _answer(text: str) -> dict[str, Any]:
-    answer = json.loads(text)
+    answer: dict[str, Any] = json.loads(text)
     assert set(answer) == {"note", "thought", "action"}
     assert isinstance(answer["action"], dict)
     for axis in ("x", "y"):

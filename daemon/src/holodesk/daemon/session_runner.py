@@ -41,6 +41,8 @@ from holodesk.proto.v1 import agent_pb2
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+# Cleanups scheduled from RPC done-callbacks, referenced until they finish.
+_BACKGROUND: set[asyncio.Task[None]] = set()
 
 
 @dataclass(frozen=True)
@@ -174,13 +176,13 @@ class SessionRunner:
                 await self._gate(session)
                 decision = await self._decide(session, policy)
                 actions, ending = session.record_decision(decision)
-                if actions:
-                    yield agent_pb2.RunSessionResponse(
-                        actions=convert.actions_to_pb(session.step, actions, decision.thought)
-                    )
-                elif ending is not None:
+                if ending is not None and not actions:
                     yield self._end(session, ending)
                     return
+                # Even an empty batch goes out: the client answers with a new frame.
+                yield agent_pb2.RunSessionResponse(
+                    actions=convert.actions_to_pb(session.step, actions, decision.thought)
+                )
         except _Interrupted as interrupted:
             yield self._end(session, interrupted.ending)
 
@@ -285,8 +287,14 @@ class SessionRunner:
 
     def _cleanup_soon(self) -> None:
         """RPC done callback: runs even if the generator is never closed properly."""
-        if not self._cleaned:
-            asyncio.get_running_loop().create_task(self._cleanup())
+        if self._cleaned:
+            return
+        try:
+            task = asyncio.get_running_loop().create_task(self._cleanup())
+        except RuntimeError:  # no loop: the server is gone, and the sessions with it
+            return
+        _BACKGROUND.add(task)
+        task.add_done_callback(_BACKGROUND.discard)
 
     async def _cleanup(self) -> None:
         if self._cleaned:

@@ -45,3 +45,7 @@ class UnknownKeyError(PlatformError, ValueError):
 
 class InputError(PlatformError):
     """Injecting input failed (the OS refused it, or it cannot be expressed)."""
+
+
+class CaptureError(PlatformError):
+    """Reading the screen failed (the display went away, or refused the capture)."""

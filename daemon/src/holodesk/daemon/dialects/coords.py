@@ -64,8 +64,9 @@ ResizeRule = SmartResize | MaxBox | NoResize
 def smart_resize(size: Size, factor: int, min_pixels: int, max_pixels: int) -> Size:
     """Our implementation of the public Qwen2-VL resize rule.
 
-    Differs only at the edges, where Qwen raises: sides shorter than `factor`
-    are rounded up to one factor, so tiny frames still get a valid size.
+    Differs only at the edges: where Qwen raises, sides shorter than `factor`
+    are rounded up to one factor, so tiny frames still get a valid size; and
+    results never exceed max_pixels (unless factor squared does).
     """
     if factor <= 0 or min_pixels <= 0 or max_pixels < min_pixels:
         raise ValueError(f"bad smart resize parameters {factor=} {min_pixels=} {max_pixels=}")
@@ -82,6 +83,14 @@ def smart_resize(size: Size, factor: int, min_pixels: int, max_pixels: int) -> S
         beta = math.sqrt(min_pixels / (w * h))
         new_w = math.ceil(w * beta / factor) * factor
         new_h = math.ceil(h * beta / factor) * factor
+    # Thin strips can still overshoot (Qwen's rule does too); trim the long side so the
+    # model never gets more pixels than allowed. Aligned sizes within bounds are fixed
+    # points of this function, so an engine that resizes again changes nothing.
+    while new_w * new_h > max_pixels and max(new_w, new_h) > factor:
+        if new_w >= new_h:
+            new_w -= factor
+        else:
+            new_h -= factor
     return Size(new_w, new_h)
 
 

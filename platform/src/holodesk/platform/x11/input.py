@@ -11,8 +11,14 @@ from typing import Any
 from holodesk.platform.base import InputDriver, MouseButton, Region
 from holodesk.platform.errors import InputError
 from holodesk.platform.x11.keymap import Keymap, Stroke
-from holodesk.platform.x11.keysyms import SHIFT_KEYSYM, keysym_for_char, keysym_for_key
+from holodesk.platform.x11.keysyms import (
+    CAPS_LOCK_KEYSYM,
+    SHIFT_KEYSYM,
+    keysym_for_char,
+    keysym_for_key,
+)
 from Xlib import X
+from Xlib import error as xerror
 from Xlib.ext import xtest
 
 log = logging.getLogger(__name__)
@@ -143,10 +149,28 @@ class X11Input(InputDriver):
         keysyms = [keysym_for_char(char) for char in text]
         with self._lock:
             self._keymap.refresh()
-            for chunk in self._chunks(keysyms):
-                self._type_chunk(chunk)
-            self._sync()
-            self._schedule_restore()
+            # Caps Lock would invert letter case: switch it off around the text.
+            caps = self._caps_lock_on()
+            if caps:
+                self._tap(CAPS_LOCK_KEYSYM)
+            try:
+                for chunk in self._chunks(keysyms):
+                    self._type_chunk(chunk)
+            finally:
+                if caps:
+                    self._tap(CAPS_LOCK_KEYSYM)
+                self._sync()
+                self._schedule_restore()
+
+    def _caps_lock_on(self) -> bool:
+        return bool(self._root.query_pointer().mask & X.LockMask)
+
+    def _tap(self, keysym: int) -> None:
+        stroke = self._keymap.find(keysym)
+        if stroke is None:
+            raise InputError(f"the keyboard mapping has no key for keysym {keysym:#x}")
+        self._fake_key(stroke.keycode, True)
+        self._fake_key(stroke.keycode, False)
 
     def _chunks(self, keysyms: list[int]) -> Iterator[list[int]]:
         """Cut text into pieces that each fit the keycodes available for binding.
@@ -290,7 +314,10 @@ class X11Input(InputDriver):
     # -- plumbing ----------------------------------------------------------------------
     def _sync(self) -> None:
         with self._lock:
-            self._display.sync()
+            try:
+                self._display.sync()
+            except (xerror.ConnectionClosedError, OSError) as error:
+                raise InputError(f"lost the connection to the X server: {error}") from error
             # Drain MappingNotify and friends: never read, they would pile up.
             while self._display.pending_events():
                 self._display.next_event()

@@ -33,6 +33,7 @@ NAMED_KEYSYMS: dict[str, int] = {
     **{f"f{n}": 0xFFBE + n - 1 for n in range(1, 25)},  # F1 = 0xFFBE, contiguous to F35
 }
 SHIFT_KEYSYM = NAMED_KEYSYMS["shift"]
+CAPS_LOCK_KEYSYM = NAMED_KEYSYMS["capslock"]
 
 # Characters typed as a named key rather than as text.
 _CONTROL_CHARACTERS: dict[str, int] = {

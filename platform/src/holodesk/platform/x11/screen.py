@@ -7,6 +7,8 @@ from typing import Any
 
 import mss
 from holodesk.platform.base import DisplayInfo, Region, ScreenSource
+from holodesk.platform.errors import CaptureError
+from mss.exception import ScreenShotError
 from PIL import Image
 from Xlib import Xatom
 
@@ -43,11 +45,19 @@ class X11Screen(ScreenSource):
         if region.width == 0 or region.height == 0 or not screen.contains_region(region):
             raise ValueError(f"cannot grab {region}: it must be non-empty and inside {screen}")
         with self._lock:
-            if self._grabber is None:
-                self._grabber = mss.MSS(display=self._display_name)
-            shot = self._grabber.grab(
-                {"left": region.x, "top": region.y, "width": region.width, "height": region.height}
-            )
+            try:
+                if self._grabber is None:
+                    self._grabber = mss.MSS(display=self._display_name)
+                shot = self._grabber.grab(
+                    {
+                        "left": region.x,
+                        "top": region.y,
+                        "width": region.width,
+                        "height": region.height,
+                    }
+                )
+            except ScreenShotError as error:
+                raise CaptureError(f"capturing {region} failed: {error}") from error
         return Image.frombytes("RGB", shot.size, shot.bgra, "raw", "BGRX")
 
     def close(self) -> None:
