@@ -79,7 +79,9 @@ def main() -> int:
         if is_current():
             print("holodesk.proto.v1 is current")
             return 0
-        print("holodesk.proto.v1 is stale: run `uv run python tools/gen_protos.py`", file=sys.stderr)
+        print(
+            "holodesk.proto.v1 is stale: run `uv run python tools/gen_protos.py`", file=sys.stderr
+        )
         return 1
     if OUT_DIR.exists():
         shutil.rmtree(OUT_DIR)

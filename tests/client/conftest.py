@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pytest
+
 from holodesk.platform.backends import fake
 from holodesk.platform.base import DisplayInfo, Region
 

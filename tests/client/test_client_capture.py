@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 
 import pytest
+from PIL import Image
+
 from holodesk.client.capture import (
     ALL_DISPLAYS,
     CaptureError,
@@ -15,7 +17,6 @@ from holodesk.client.capture import (
 from holodesk.client.frames import Encoding, FrameSpec
 from holodesk.platform.backends import fake
 from holodesk.platform.base import Region
-from PIL import Image
 
 
 def _decode(data: bytes) -> Image.Image:

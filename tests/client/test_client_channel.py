@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from holodesk.client.channel import channel_options, host_of, is_loopback
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import grpc
 import pytest
+
 from holodesk.client.cli import main
 from holodesk.client.exit_codes import ExitCode
 from holodesk.proto.v1 import agent_pb2

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+
 from holodesk.client import actions as a
 from holodesk.client import convert
 from holodesk.client.events import Outcome

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+
 from holodesk.client import actions as a
 from holodesk.client.capture import FrameCapturer
 from holodesk.client.executor import ActionExecutor

@@ -6,11 +6,12 @@ import math
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from holodesk.client.frames import Encoding, SentFrame
 from holodesk.client.geometry import OffScreenError, desktop_to_frame, frame_to_desktop, map_point
 from holodesk.platform.base import DisplayInfo, Region
-from hypothesis import given
-from hypothesis import strategies as st
 
 from .conftest import TWO_DISPLAYS
 

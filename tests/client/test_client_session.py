@@ -7,6 +7,7 @@ import socket
 from collections.abc import Callable
 
 import grpc
+
 from holodesk.client import actions as a
 from holodesk.client.events import Outcome
 from holodesk.client.prompt import NoUserError

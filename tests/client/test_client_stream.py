@@ -7,6 +7,7 @@ import socket
 import grpc
 import grpc.aio
 import pytest
+
 from holodesk.client import convert
 from holodesk.client.channel import open_channel
 from holodesk.client.stream import SessionStream

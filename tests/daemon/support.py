@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import grpc
+from PIL import Image, ImageDraw
+
 from holodesk.daemon.config import ServerConfig
 from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.engines.scripted import ScriptedEngine
@@ -25,7 +27,6 @@ from holodesk.proto.v1 import (
     frame_pb2,
     geometry_pb2,
 )
-from PIL import Image, ImageDraw
 
 # Hang guard for awaits in tests (never a timing assertion).
 GUARD_S = 30.0
@@ -223,7 +224,7 @@ async def running_daemon(
 
 def rich_status(error: grpc.aio.AioRpcError) -> Any:
     """The google.rpc.Status the daemon attached to an error (grpcio-status details)."""
-    from google.rpc import status_pb2  # type: ignore[import-untyped]
+    from google.rpc import status_pb2
 
     for key, value in error.trailing_metadata() or ():
         if key == "grpc-status-details-bin":

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from holodesk.daemon.cli import build_parser, config_from_args
 
+from holodesk.daemon.cli import build_parser, config_from_args
 from tests.daemon.support import GUARD_S, Stream, holo, make_frame
 
 HOLODESKD = Path(sys.executable).with_name("holodeskd")
@@ -81,7 +81,9 @@ async def test_sigterm_drains_and_exits_zero(tmp_path: Path) -> None:
 async def test_sigint_on_an_idle_daemon_exits_zero(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     script.write_text("[]")
-    process = await _spawn("--listen", "127.0.0.1:0", "--script", str(script))
+    process = await _spawn(
+        "--listen", "127.0.0.1:0", "--policy", "scripted", "--script", str(script)
+    )  # fmt: skip
     try:
         await _address(process)
         process.send_signal(signal.SIGINT)
@@ -95,9 +97,15 @@ async def test_sigint_on_an_idle_daemon_exits_zero(tmp_path: Path) -> None:
 async def test_bad_configuration_exits_two_with_a_reason(tmp_path: Path) -> None:
     cases = [
         (["--policy", "nope"], "unknown policy 'nope'"),
-        (["--script", str(tmp_path / "missing.json")], "cannot read script"),
+        (
+            ["--policy", "scripted", "--script", str(tmp_path / "missing.json")],
+            "cannot read script",
+        ),
         (["--listen", "nowhere"], "not HOST:PORT"),
-        (["--script", str(tmp_path / "x.json"), "--dialect", "klingon"], "unknown dialect"),
+        (
+            ["--policy", "scripted", "--script", str(tmp_path / "x.json"), "--dialect", "klingon"],
+            "unknown dialect",
+        ),
     ]
     (tmp_path / "x.json").write_text("[]")
     for args, reason in cases:
@@ -110,7 +118,8 @@ async def test_bad_configuration_exits_two_with_a_reason(tmp_path: Path) -> None
 def test_flags_become_the_config() -> None:
     args = build_parser().parse_args(
         [
-            "--listen", "[::1]:0", "--script", "s.json", "--dialect", "holo1.5",
+            "--listen", "[::1]:0", "--policy", "scripted", "--script", "s.json",
+            "--dialect", "holo1.5",
             "--policy-opt", "extra=1", "--max-message-mb", "8", "--max-steps", "7",
         ]
     )  # fmt: skip

@@ -6,9 +6,9 @@ import asyncio
 
 import grpc
 import pytest
-from google.rpc import error_details_pb2  # type: ignore[import-untyped]
-from holodesk.proto.v1 import agent_pb2, control_pb2
+from google.rpc import error_details_pb2
 
+from holodesk.proto.v1 import agent_pb2, control_pb2
 from tests.daemon.support import (
     GUARD_S,
     RecordingPolicy,

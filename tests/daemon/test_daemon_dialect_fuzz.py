@@ -8,6 +8,9 @@ import math
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from holodesk.daemon.actions import points_of
 from holodesk.daemon.dialects import DialectParseError, get_dialect
 from holodesk.daemon.dialects.coords import (
@@ -19,8 +22,6 @@ from holodesk.daemon.dialects.coords import (
     smart_resize,
 )
 from holodesk.daemon.geometry import Point, Size
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 sizes = st.builds(Size, st.integers(1, 8000), st.integers(1, 8000))
 conventions = st.sampled_from(list(CoordinateConvention))

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from holodesk.daemon.actions import Click
 from holodesk.daemon.dialects import DialectConfigError, get_dialect, load_dialect
 from holodesk.daemon.dialects.coords import CoordinateConvention, MaxBox

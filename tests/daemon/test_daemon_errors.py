@@ -9,12 +9,12 @@ from collections.abc import Awaitable, Callable
 
 import grpc
 import pytest
-from google.rpc import error_details_pb2  # type: ignore[import-untyped]
+from google.rpc import error_details_pb2
+from PIL import Image
+
 from holodesk.daemon.frames import EncodedFrame
 from holodesk.daemon.policies.base import Decision, Location, StepContext
 from holodesk.proto.v1 import action_pb2, agent_pb2, frame_pb2
-from PIL import Image
-
 from tests.daemon.support import (
     Daemon,
     Stream,

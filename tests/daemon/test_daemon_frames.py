@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+
 from holodesk.daemon.errors import InvalidArgument
 from holodesk.daemon.frames import EncodedFrame, FrameLimits, ImageEncoding, validate_frame
 from holodesk.daemon.geometry import Size
-
 from tests.daemon.support import image_bytes
 
 LIMITS = FrameLimits(max_bytes=1 << 20, max_pixels=4000 * 3000)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 
 import grpc
-from google.rpc import error_details_pb2  # type: ignore[import-untyped]
+from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
-from holodesk.proto.v1 import control_pb2
 
+from holodesk.proto.v1 import control_pb2
 from tests.daemon.support import GUARD_S, GatedPolicy, rich_status, running_daemon
 
 SERVICES = ("", "holodesk.v1.AgentService", "holodesk.v1.ControlService")

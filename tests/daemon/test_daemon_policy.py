@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from holodesk.daemon.actions import Click, Fail
 from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.engines.base import Engine, EngineError, GenerationRequest, GenerationResult
@@ -15,7 +16,6 @@ from holodesk.daemon.geometry import Point, Size
 from holodesk.daemon.policies.base import Policy, StepContext
 from holodesk.daemon.policies.model import ModelPolicy
 from holodesk.daemon.policies.registry import PolicyConfigError, create_policy
-
 from tests.daemon.support import holo, image_bytes
 
 

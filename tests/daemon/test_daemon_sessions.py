@@ -6,9 +6,9 @@ import asyncio
 
 import grpc
 import pytest
+
 from holodesk.daemon.policies.base import Decision, StepContext
 from holodesk.proto.v1 import action_pb2, agent_pb2, frame_pb2
-
 from tests.daemon.support import (
     GUARD_S,
     RecordingPolicy,

@@ -149,9 +149,7 @@ async def test_scripted_run_drives_the_real_app(
     # Scrolls in all four directions, two notches each, in order.
     assert wheel_notches(events)[:8] == [(0, 1)] * 2 + [(0, -1)] * 2 + [(-1, 0)] * 2 + [(1, 0)] * 2
     # Right click then a double click at the canvas centre.
-    tail = probe.wait_for(
-        lambda evs: sum(e["type"] == "press" and e["num"] == 1 for e in evs) >= 4
-    )
+    tail = probe.wait_for(lambda evs: sum(e["type"] == "press" and e["num"] == 1 for e in evs) >= 4)
     clicks = [e for e in tail if e["type"] == "press" and e["num"] in (1, 3)][-3:]
     assert [c["num"] for c in clicks] == [3, 1, 1]
     assert {(c["x_root"], c["y_root"]) for c in clicks} == {canvas.center}

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from holodesk.platform.base import Backend
 from holodesk.platform.select import open_backend
-
 from tests.support.probe import ProbeApp
 
 # The X11 modules import python-xlib, a Linux-only dependency.

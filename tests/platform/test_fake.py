@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from PIL import Image
+
 from holodesk.platform.backends.fake import (
     Button,
     FakeBackend,
@@ -15,7 +17,6 @@ from holodesk.platform.backends.fake import (
 )
 from holodesk.platform.base import DisplayInfo, MouseButton, Region
 from holodesk.platform.errors import InputError, UnknownKeyError
-from PIL import Image
 
 LEFT, RIGHT = MouseButton.LEFT, MouseButton.RIGHT
 

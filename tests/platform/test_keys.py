@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from holodesk.platform.errors import UnknownKeyError
-from holodesk.platform.keys import CANONICAL_KEYS, MODIFIERS, NAMED_KEYS, normalize_key
 from hypothesis import given
 from hypothesis import strategies as st
+
+from holodesk.platform.errors import UnknownKeyError
+from holodesk.platform.keys import CANONICAL_KEYS, MODIFIERS, NAMED_KEYS, normalize_key
 
 ALIASES = {
     "Control": "ctrl",

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from holodesk.platform import preflight
 from holodesk.platform.backends.fake import FakeBackend
 from holodesk.platform.errors import BackendUnavailableError

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+
 from holodesk.platform.base import Backend, MouseButton
 from holodesk.platform.select import open_backend
 from holodesk.platform.x11.input import X11Input
-
 from tests.support.probe import (
     BUTTON1_MASK,
     CONTROL_MASK,

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from Xlib import Xatom
+from Xlib import display as xdisplay
+
 from holodesk.platform.backends import x11 as x11_backend
 from holodesk.platform.base import Backend, Region
 from holodesk.platform.errors import BackendUnavailableError
 from holodesk.platform.virtual_display import VirtualDisplay
-from Xlib import Xatom
-from Xlib import display as xdisplay
-
 from tests.support.probe import ProbeApp
 from tests.support.randr import Monitor, set_monitors
 from tests.support.xvfb import xvfb as start_xvfb

@@ -1,4 +1,4 @@
-"""Start a private Xvfb for tests (stdlib only, so importing it works on any OS)."""
+"""Start a private Xvfb for tests (no X library imported, so this loads on any OS)."""
 
 from __future__ import annotations
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass, field
 
+from PIL import Image, ImageDraw, ImageFont
+
 from holodesk.daemon.actions import (
     ActionKind,
     ActionStatus,
@@ -15,7 +17,6 @@ from holodesk.daemon.actions import (
     TypeText,
     Wait,
 )
-from PIL import Image, ImageDraw, ImageFont
 
 from .screens import SANS, Box
 

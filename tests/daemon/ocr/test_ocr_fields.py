@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from holodesk.daemon.policies.ocr.fields import find_field
 from PIL import Image, ImageDraw
+
+from holodesk.daemon.policies.ocr.fields import find_field
 
 from .screens import Box, Screen, form_screen, tk_like_screen
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 import contextlib
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from holodesk.daemon.policies.ocr.instructions import (
     SUPPORTED_FORMS,
     Click,
@@ -18,8 +21,6 @@ from holodesk.daemon.policies.ocr.instructions import (
     describe,
     parse,
 )
-from hypothesis import given
-from hypothesis import strategies as st
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from holodesk.daemon.policies.ocr.matching import find_all, find_text, normalize
 from holodesk.daemon.policies.ocr.reader import TextBox, group_lines, read_text
 

@@ -7,6 +7,8 @@ from functools import cache
 from typing import Any
 
 import pytest
+from PIL import Image
+
 from holodesk.daemon.actions import (
     ActionKind,
     Click,
@@ -24,7 +26,6 @@ from holodesk.daemon.policies.ocr.instructions import SUPPORTED_FORMS
 from holodesk.daemon.policies.ocr.planner import PlannerConfig, plan
 from holodesk.daemon.policies.ocr.progress import Progress
 from holodesk.daemon.policies.ocr.reader import TextBox, read_text
-from PIL import Image
 
 from .screens import Box, Screen, form_screen
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+
 from holodesk.daemon.actions import ActionResult, Click, Done, Fail
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
 from holodesk.daemon.geometry import Size

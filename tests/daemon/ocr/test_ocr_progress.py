@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+
 from holodesk.daemon.actions import (
     Action,
     ActionResult,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from PIL import Image, ImageDraw, ImageFont
+
 from holodesk.daemon.policies.ocr.preprocess import PrepConfig, choose_scale, normalize_polarity
 from holodesk.daemon.policies.ocr.reader import TextBox, group_lines, lines_of, read_text
 from holodesk.daemon.policies.ocr.tesseract import (
@@ -14,7 +16,6 @@ from holodesk.daemon.policies.ocr.tesseract import (
     parse_tsv,
     run_tesseract,
 )
-from PIL import Image, ImageDraw, ImageFont
 
 from .screens import SANS, Box, Screen, form_screen, tk_like_screen
 

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from holodesk.daemon.actions import (
     Action,
     ActionKind,

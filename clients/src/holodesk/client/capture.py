@@ -11,9 +11,10 @@ import io
 import uuid
 from datetime import UTC, datetime
 
+from PIL import Image
+
 from holodesk.client.frames import Encoding, FrameSpec, SentFrame
 from holodesk.platform.base import DisplayInfo, Region, ScreenSource
-from PIL import Image
 
 ALL_DISPLAYS = "all"
 

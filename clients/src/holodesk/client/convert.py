@@ -8,6 +8,7 @@ from datetime import UTC
 from importlib import metadata
 
 from google.protobuf.timestamp_pb2 import Timestamp
+
 from holodesk.client import actions as a
 from holodesk.client.events import Ended, Outcome, Started
 from holodesk.client.frames import DEFAULT_QUALITY, Encoding, FrameSpec, SentFrame

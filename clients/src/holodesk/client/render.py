@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from rich.console import Console
+from rich.markup import escape
+
 from holodesk.client import actions as a
 from holodesk.client.events import Outcome, Started
 from holodesk.client.outcome import SessionOutcome, StepRecord
-from rich.console import Console
-from rich.markup import escape
 
 _STATUS_STYLE = {
     a.ActionStatus.OK: "green",

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 import grpc
 import grpc.aio
+
 from holodesk.client import actions as a
 from holodesk.client import convert
 from holodesk.client.capture import CaptureError, FrameCapturer

@@ -14,6 +14,7 @@ from typing import Any
 
 import grpc
 import grpc.aio
+
 from holodesk.proto.v1 import agent_pb2, agent_pb2_grpc
 
 

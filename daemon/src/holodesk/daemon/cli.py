@@ -27,7 +27,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_LISTEN,
         help="HOST:PORT to bind (port 0 picks a free one; default %(default)s)",
     )
-    parser.add_argument("--policy", default="scripted", help=f"policy to serve ({policies})")
+    parser.add_argument(
+        "--policy", default="ocr", help=f"policy to serve ({policies}; default ocr)"
+    )
     parser.add_argument("--script", help="scripted policy: JSON list of model outputs")
     parser.add_argument(
         "--dialect", help=f"built-in dialect for model policies ({', '.join(dialect_names())})"

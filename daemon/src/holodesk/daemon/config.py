@@ -14,7 +14,8 @@ DEFAULT_LISTEN = "127.0.0.1:50051"
 class ServerConfig:
     listen: str = DEFAULT_LISTEN
     # Built through the policy registry unless serve() is handed policies directly.
-    policy: str = "scripted"
+    # The CPU baseline until a model engine (vllm, openai, transformers) is configured.
+    policy: str = "ocr"
     policy_options: Mapping[str, str] = field(default_factory=dict)
     # gRPC's own limit on any message, both directions: larger ones fail with
     # RESOURCE_EXHAUSTED before the daemon sees them.

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from google.protobuf import timestamp_pb2
+
 from holodesk.daemon import actions as act
 from holodesk.daemon.errors import InvalidArgument
 from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding

@@ -12,9 +12,10 @@ import io
 import warnings
 from dataclasses import dataclass
 
+from PIL import Image, UnidentifiedImageError
+
 from holodesk.daemon.errors import InvalidArgument
 from holodesk.daemon.geometry import Rect, Size
-from PIL import Image, UnidentifiedImageError
 
 
 class ImageEncoding(enum.Enum):

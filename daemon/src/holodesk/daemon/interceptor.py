@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 
 import grpc
 from grpc_status import rpc_status
+
 from holodesk.daemon.errors import HolodeskError, Internal
 
 log = logging.getLogger(__name__)

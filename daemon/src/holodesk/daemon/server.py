@@ -50,6 +50,7 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
+
 from holodesk.daemon.agent_service import AgentService
 from holodesk.daemon.config import ServerConfig, is_loopback, split_listen
 from holodesk.daemon.control_service import ControlService

@@ -17,9 +17,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from PIL import Image
+
 from holodesk.platform.errors import InputError
 from holodesk.platform.keys import MODIFIERS, normalize_key
-from PIL import Image
 
 
 @dataclass(frozen=True)

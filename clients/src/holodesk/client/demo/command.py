@@ -70,9 +70,7 @@ def run(args: argparse.Namespace) -> int:
         outcome = asyncio.run(run_session(daemon.address, args.task, backend, options))
         printer.outcome(outcome)
         state = app.state()
-        print(
-            f"the app received: name={state.get('name')!r}, submitted={state.get('submitted')!r}"
-        )
+        print(f"the app received: name={state.get('name')!r}, submitted={state.get('submitted')!r}")
         return for_outcome(outcome.outcome)
     return ExitCode.FAILED  # unreachable: ExitStack does not swallow exceptions
 

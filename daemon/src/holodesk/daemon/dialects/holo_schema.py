@@ -11,8 +11,9 @@ import copy
 from functools import cache
 from typing import Any, Literal
 
-from holodesk.daemon.dialects.coords import CoordinateConvention
 from pydantic import BaseModel, Field
+
+from holodesk.daemon.dialects.coords import CoordinateConvention
 
 _ELEMENT = "what the target is, in a few words"
 

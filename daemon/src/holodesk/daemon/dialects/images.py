@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import io
 
+from PIL import Image
+
 from holodesk.daemon.dialects.coords import ImageGeometry
 from holodesk.daemon.engines.base import ImagePart
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
-from PIL import Image
 
 
 def model_image(

@@ -21,11 +21,12 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from holodesk.daemon.dialects.dialect import Dialect
 from holodesk.daemon.dialects.holo import HOLO, HOLO_1_5
 from holodesk.daemon.dialects.parsers import DialectConfigError, get_parser
 from holodesk.daemon.dialects.spec import DialectSpec
-from pydantic import ValidationError
 
 _BUILTIN: dict[str, DialectSpec] = {spec.name: spec for spec in (HOLO, HOLO_1_5)}
 DEFAULT_DIALECT = HOLO.name

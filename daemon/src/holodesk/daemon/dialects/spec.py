@@ -8,6 +8,8 @@ from __future__ import annotations
 import string
 from typing import Literal
 
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
 from holodesk.daemon.dialects.coords import (
     CoordinateConvention,
     MaxBox,
@@ -16,7 +18,6 @@ from holodesk.daemon.dialects.coords import (
     SmartResize,
 )
 from holodesk.daemon.frames import ImageEncoding
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 _STRICT = ConfigDict(frozen=True, extra="forbid")
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from PIL import Image
+
 from holodesk.platform.base import (
     Backend,
     DisplayInfo,
@@ -18,7 +20,6 @@ from holodesk.platform.base import (
     ScreenSource,
 )
 from holodesk.platform.errors import InputError
-from PIL import Image
 
 
 @dataclass(frozen=True)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from Xlib import display as xdisplay
+from Xlib import error as xerror
+
 from holodesk.platform import preflight
 from holodesk.platform.base import Backend
 from holodesk.platform.errors import BackendUnavailableError
 from holodesk.platform.x11.input import DEFAULT_LINGER_S, DEFAULT_SETTLE_S, X11Input
 from holodesk.platform.x11.screen import X11Screen
-from Xlib import display as xdisplay
-from Xlib import error as xerror
 
 _XVFB_HINT = "or start a virtual one: Xvfb :99 -screen 0 1920x1080x24 & export DISPLAY=:99"
 

@@ -8,6 +8,10 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from Xlib import X
+from Xlib import error as xerror
+from Xlib.ext import xtest
+
 from holodesk.platform.base import InputDriver, MouseButton, Region
 from holodesk.platform.errors import InputError
 from holodesk.platform.x11.keymap import Keymap, Stroke
@@ -17,9 +21,6 @@ from holodesk.platform.x11.keysyms import (
     keysym_for_char,
     keysym_for_key,
 )
-from Xlib import X
-from Xlib import error as xerror
-from Xlib.ext import xtest
 
 log = logging.getLogger(__name__)
 

@@ -6,11 +6,12 @@ import threading
 from typing import Any
 
 import mss
-from holodesk.platform.base import DisplayInfo, Region, ScreenSource
-from holodesk.platform.errors import CaptureError
 from mss.exception import ScreenShotError
 from PIL import Image
 from Xlib import Xatom
+
+from holodesk.platform.base import DisplayInfo, Region, ScreenSource
+from holodesk.platform.errors import CaptureError
 
 # X11 has one scale for the whole screen: the Xft.dpi resource desktops set for HiDPI.
 BASE_DPI = 96.0

@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from PIL import Image
+
 from holodesk.daemon.policies.ocr.fields import find_field
 from holodesk.daemon.policies.ocr.instructions import (
     Click,
@@ -29,7 +31,6 @@ from holodesk.daemon.policies.ocr.instructions import (
 from holodesk.daemon.policies.ocr.matching import DEFAULT_THRESHOLD, Match, find_all, find_text
 from holodesk.daemon.policies.ocr.progress import Progress, marker
 from holodesk.daemon.policies.ocr.reader import TextBox, read_text
-from PIL import Image
 
 Reader = Callable[[Image.Image], list[TextBox]]
 

@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from PIL import Image, UnidentifiedImageError
+
 from holodesk.daemon.actions import Fail
 from holodesk.daemon.dialects import Dialect, DialectParseError, get_dialect
 from holodesk.daemon.dialects.coords import CoordinateConvention
@@ -34,7 +36,6 @@ from holodesk.daemon.policies.ocr.tesseract import (
     TesseractConfig,
     TesseractNotFoundError,
 )
-from PIL import Image, UnidentifiedImageError
 
 DESCRIPTION = (
     "OCR baseline on the CPU (Tesseract): follows tasks written as steps such as "

@@ -6,9 +6,10 @@ import math
 import statistics
 from dataclasses import dataclass, field, replace
 
+from PIL import Image
+
 from holodesk.daemon.policies.ocr.preprocess import PrepConfig, prepare
 from holodesk.daemon.policies.ocr.tesseract import RawWord, TesseractConfig, run_tesseract
-from PIL import Image
 
 # One-character "words" that are almost always a widget's border or a separator
 # read as a glyph; dropping them keeps them out of phrases. "+", "×", "?" etc. stay:
