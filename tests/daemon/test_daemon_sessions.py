@@ -8,7 +8,7 @@ import grpc
 import pytest
 
 from holodesk.daemon.policies.base import Decision, StepContext
-from holodesk.proto.v1 import action_pb2, agent_pb2, frame_pb2
+from holodesk.proto.v1 import action_pb2, agent_pb2, frame_pb2, geometry_pb2
 from tests.daemon.support import (
     GUARD_S,
     RecordingPolicy,
@@ -284,3 +284,24 @@ async def test_an_empty_decision_still_asks_for_the_next_frame() -> None:
         ended = await stream.observe(make_frame("2"))
         assert ended.ended.outcome == agent_pb2.SESSION_OUTCOME_SUCCEEDED
         assert ended.ended.steps == 2
+
+
+async def test_frame_spec_shrinks_to_what_the_model_sees_of_the_primary_display() -> None:
+    # Holotron (Nemotron VL) sees a 1920x1080 screen as a 4x2 grid of 512 px tiles
+    # (2048x1024): the client is asked for no more than that, so no sent pixel is wasted.
+    policy = scripted_policy([holo({"action": "answer", "content": ""})], dialect="holotron")
+    secondary = geometry_pb2.Display(
+        display_id="left", bounds=geometry_pb2.Rect(x=-3840, y=0, width=3840, height=2160)
+    )
+    primary = geometry_pb2.Display(
+        display_id="main",
+        bounds=geometry_pb2.Rect(x=0, y=0, width=1920, height=1080),
+        primary=True,
+    )
+    async with running_daemon([policy]) as daemon:
+        started = await daemon.stream().start("look", displays=[secondary, primary])
+    box = (started.frame_spec.max_width, started.frame_spec.max_height)
+    assert box[0] <= 2048
+    assert box[1] <= 1024
+    # The box must still admit the whole screen at the model's resolution.
+    assert min(box[0] / 1920, box[1] / 1080) == pytest.approx(1024 / 1080, abs=0.01)

@@ -100,7 +100,7 @@ class SessionRunner:
         try:
             self._reader = asyncio.create_task(self._read(), name=f"read-{session.session_id}")
             spec = replace(
-                policy.frame_spec(session.request.encodings),
+                policy.frame_spec(session.request.encodings, session.request.primary_screen()),
                 max_bytes=self._settings.frame_limits.max_bytes,
             )
             log.info("session %s started: %r (%s)", session.session_id, session.task, policy.name)

@@ -29,7 +29,7 @@ from holodesk.daemon.actions import Done as DoneKind
 from holodesk.daemon.actions import Fail as FailKind
 from holodesk.daemon.errors import FailedPrecondition, InvalidArgument, NotFound
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
-from holodesk.daemon.geometry import Rect
+from holodesk.daemon.geometry import Rect, Size
 from holodesk.daemon.policies.base import Decision, StepContext
 
 
@@ -76,6 +76,13 @@ class SessionRequest:
     max_steps: int = 0
     resume_token: str = ""
     policy: str = ""
+
+    def primary_screen(self) -> Size | None:
+        """Physical size of the display clients capture by default (the primary)."""
+        if not self.displays:
+            return None
+        display = next((d for d in self.displays if d.primary), self.displays[0])
+        return Size(display.bounds.width, display.bounds.height)
 
 
 @dataclass(frozen=True)

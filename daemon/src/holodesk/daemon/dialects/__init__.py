@@ -1,5 +1,8 @@
 """Dialects: how a model family is prompted and how its answers become actions.
 
+Built-in: holotron (default; Holotron-12B, a guess to validate on a GPU host),
+holo / holo1.5 (H Company JSON), uitars / uitars1.0 (ByteDance UI-TARS text).
+
 Import from here: `get_dialect`, `load_dialect`, `Dialect`, `DialectParseError`.
 """
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -45,7 +46,17 @@ class OutputParser(Protocol):
         ...
 
     def step_schema(self, spec: DialectSpec) -> dict[str, Any] | None:
-        """JSON schema for structured decoding of a step, or None."""
+        """JSON schema for structured decoding of a step; None for free-text formats."""
         ...
 
     def location_schema(self, spec: DialectSpec) -> dict[str, Any] | None: ...
+
+    def render_actions(
+        self,
+        actions: Sequence[ActionKind],
+        spec: DialectSpec,
+        geometry: ImageGeometry | None,
+    ) -> str:
+        """Earlier actions as history text, with points in the model's own space
+        (`geometry` is that step's frame; None: show frame pixels)."""
+        ...

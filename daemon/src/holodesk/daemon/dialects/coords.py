@@ -9,6 +9,12 @@ resized copy of the frame:
   mapping needs the resized size, which the resize rule reproduces exactly.
 - ``unit``: 0..1 on each axis.
 
+Resize rules say which image the model sees for a frame: Qwen-VL `SmartResize`
+(sides multiples of a patch factor), `TileResize` (Nemotron-VL / InternVL
+dynamic tiling: the image stretched onto a grid of square tiles), `MaxBox`,
+`NoResize`. Each also estimates the image's prompt tokens where its model
+family defines them (`image_tokens`), because every kept screenshot costs prefill.
+
 Mapping is a pure scale per axis (continuous coordinates, no rounding): frame
 x = model x * frame width / model extent. The client rounds once, at the end.
 """
@@ -18,6 +24,7 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass
+from functools import cache
 
 from holodesk.daemon.geometry import Point, Size
 
@@ -40,6 +47,11 @@ class SmartResize:
     def apply(self, size: Size) -> Size:
         return smart_resize(size, self.factor, self.min_pixels, self.max_pixels)
 
+    def image_tokens(self, size: Size) -> int | None:
+        """One token per factor x factor block (a 2x2 merge of 14 or 16 px patches)."""
+        out = self.apply(size)
+        return (out.width // self.factor) * (out.height // self.factor)
+
 
 @dataclass(frozen=True)
 class MaxBox:
@@ -51,14 +63,101 @@ class MaxBox:
     def apply(self, size: Size) -> Size:
         return fit_in_box(size, self.max_width, self.max_height)
 
+    def image_tokens(self, size: Size) -> int | None:
+        return None  # depends on a processor this rule knows nothing about
+
 
 @dataclass(frozen=True)
 class NoResize:
     def apply(self, size: Size) -> Size:
         return size
 
+    def image_tokens(self, size: Size) -> int | None:
+        return None
 
-ResizeRule = SmartResize | MaxBox | NoResize
+
+@dataclass(frozen=True)
+class TileResize:
+    """Nemotron-VL / InternVL dynamic tiling.
+
+    The processor picks a grid of `cols x rows` square tiles (at most `max_tiles`)
+    whose aspect ratio is closest to the image's, stretches the image onto it and
+    cuts it into tiles; with more than one tile it adds a thumbnail of the whole
+    image. Each tile costs `tokens_per_tile` tokens (Nemotron Nano VL: 512 px
+    tiles, 16 px patches, 2x2 pixel shuffle -> 256).
+
+    `apply` gives the grid-sized image, which is what the vision tower sees: the
+    daemon sends exactly that, so the engine's own tiling finds the same grid and
+    resamples nothing (grid sizes are fixed points of `apply`).
+    """
+
+    tile_size: int = 512
+    max_tiles: int = 12
+    min_tiles: int = 1
+    thumbnail: bool = True
+    tokens_per_tile: int = 256
+
+    def __post_init__(self) -> None:
+        if self.tile_size <= 0 or self.tokens_per_tile <= 0:
+            raise ValueError(f"bad tile parameters {self.tile_size=} {self.tokens_per_tile=}")
+        if not 1 <= self.min_tiles <= self.max_tiles:
+            raise ValueError(f"bad tile counts {self.min_tiles=} {self.max_tiles=}")
+
+    def grid(self, size: Size) -> tuple[int, int]:
+        """(cols, rows) chosen for an image of this size."""
+        return tile_grid(size, self.tile_size, self.min_tiles, self.max_tiles)
+
+    def apply(self, size: Size) -> Size:
+        cols, rows = self.grid(size)
+        return Size(cols * self.tile_size, rows * self.tile_size)
+
+    def tiles(self, size: Size) -> int:
+        """Tiles the vision tower encodes, the thumbnail included."""
+        cols, rows = self.grid(size)
+        count = cols * rows
+        return count + 1 if self.thumbnail and count > 1 else count
+
+    def image_tokens(self, size: Size) -> int | None:
+        return self.tiles(size) * self.tokens_per_tile
+
+
+ResizeRule = SmartResize | TileResize | MaxBox | NoResize
+
+
+@cache
+def _grids(min_tiles: int, max_tiles: int) -> tuple[tuple[int, int], ...]:
+    """Every (cols, rows) with min_tiles <= cols * rows <= max_tiles, fewest tiles
+    first (ties: fewer columns first, so the order is fixed)."""
+    grids = [
+        (cols, rows)
+        for cols in range(1, max_tiles + 1)
+        for rows in range(1, max_tiles // cols + 1)
+        if min_tiles <= cols * rows
+    ]
+    return tuple(sorted(grids, key=lambda g: (g[0] * g[1], g[0])))
+
+
+def tile_grid(size: Size, tile_size: int, min_tiles: int, max_tiles: int) -> tuple[int, int]:
+    """Our implementation of InternVL's dynamic-tiling grid choice (also Nemotron
+    Nano VL's): the grid whose cols/rows is closest to the image's aspect ratio;
+    among grids with the same ratio (2x1, 4x2, ...), the larger one while the
+    image has more than half of that grid's pixels. Floats on purpose, with the
+    same expressions, so ties break exactly as in the engine's processor.
+    """
+    if size.width <= 0 or size.height <= 0:
+        raise ValueError(f"cannot tile an empty image {size.width}x{size.height}")
+    aspect = size.width / size.height
+    area = size.width * size.height
+    best_diff = math.inf
+    best = (1, 1)
+    for cols, rows in _grids(min_tiles, max_tiles):
+        diff = abs(aspect - cols / rows)
+        if diff < best_diff:
+            best_diff = diff
+            best = (cols, rows)
+        elif diff == best_diff and area > 0.5 * tile_size * tile_size * cols * rows:
+            best = (cols, rows)
+    return best
 
 
 def smart_resize(size: Size, factor: int, min_pixels: int, max_pixels: int) -> Size:

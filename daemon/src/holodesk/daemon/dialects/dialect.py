@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from holodesk.daemon.actions import ActionKind
 from holodesk.daemon.dialects import images, prompt
 from holodesk.daemon.dialects.base import DialectParseError, OutputParser, ParsedStep
-from holodesk.daemon.dialects.coords import ImageGeometry
+from holodesk.daemon.dialects.coords import ImageGeometry, fit_in_box
 from holodesk.daemon.dialects.parsers import get_parser
 from holodesk.daemon.dialects.spec import DialectSpec
 from holodesk.daemon.engines.base import ChatMessage, ImagePart, SamplingParams
@@ -31,17 +33,29 @@ class Dialect:
     def geometry(self, frame_size: Size) -> ImageGeometry:
         return ImageGeometry.for_frame(frame_size, self._resize, self.spec.coordinates)
 
-    def frame_spec(self, accepted: tuple[ImageEncoding, ...] = ()) -> FrameSpec:
+    def frame_spec(
+        self, accepted: tuple[ImageEncoding, ...] = (), screen: Size | None = None
+    ) -> FrameSpec:
+        """What clients should send. Given the screen's size, the box also shrinks
+        to the image the model will see of it, so no sent pixel is thrown away
+        (a 1920x1080 screen under 512 px tiles: a 2048x1024 box, sent 1820x1024)."""
         wanted = self.spec.frame.encoding
         usable = accepted or _DEFAULT_ACCEPTED
         if wanted not in usable:
             wanted = ImageEncoding.PNG if ImageEncoding.PNG in usable else usable[0]
+        box_w, box_h = self.spec.frame.max_width, self.spec.frame.max_height
+        if screen is not None and screen.width > 0 and screen.height > 0:
+            seen = self._resize.apply(fit_in_box(screen, box_w, box_h))
+            box_w = seen.width if box_w == 0 else min(box_w, seen.width)
+            box_h = seen.height if box_h == 0 else min(box_h, seen.height)
         return FrameSpec(
-            max_width=self.spec.frame.max_width,
-            max_height=self.spec.frame.max_height,
-            encoding=wanted,
-            quality=self.spec.frame.quality,
+            max_width=box_w, max_height=box_h, encoding=wanted, quality=self.spec.frame.quality
         )
+
+    def image_tokens(self, frame_size: Size) -> int | None:
+        """Prompt tokens of one screenshot of this size (None: the resize rule does
+        not say); a step's prompt holds up to `spec.history_images` of them."""
+        return self._resize.image_tokens(frame_size)
 
     def model_image(self, frame: EncodedFrame) -> ImagePart:
         """Decode, resize, re-encode: CPU work, run it in a thread."""
@@ -65,7 +79,10 @@ class Dialect:
         self, context: StepContext, images: tuple[ImagePart, ...]
     ) -> tuple[ChatMessage, ...]:
         schema = self.parser.step_schema(self.spec)
-        return prompt.step_messages(self.spec, context, images, schema)
+        return prompt.step_messages(self.spec, context, images, schema, self._render)
+
+    def _render(self, actions: Sequence[ActionKind], geometry: ImageGeometry | None) -> str:
+        return self.parser.render_actions(actions, self.spec, geometry)
 
     def repair_messages(
         self, messages: tuple[ChatMessage, ...], bad_output: str, error: DialectParseError

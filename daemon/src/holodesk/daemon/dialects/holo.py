@@ -29,9 +29,10 @@ from/to), mouse_down/up, key_down/up, fail (reason) and ask_user (question).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from holodesk.daemon.actions import ActionKind, Click, is_terminal
+from holodesk.daemon.actions import ActionKind, Click, describe, is_terminal
 from holodesk.daemon.dialects import holo_schema
 from holodesk.daemon.dialects.base import DialectParseError, ParsedStep
 from holodesk.daemon.dialects.coords import CoordinateConvention, ImageGeometry
@@ -88,6 +89,23 @@ class HoloJsonParser:
 
     def location_schema(self, spec: DialectSpec) -> dict[str, Any] | None:
         return holo_schema.location_schema(spec.coordinates)
+
+    def render_actions(
+        self, actions: Sequence[ActionKind], spec: DialectSpec, geometry: ImageGeometry | None
+    ) -> str:
+        show = None if geometry is None else _model_point_text(geometry)
+        return "; ".join(describe(action, show) for action in actions)
+
+
+def _model_point_text(geometry: ImageGeometry) -> Callable[[Point], str]:
+    """Earlier actions are shown in the model's own coordinates, as it gave them."""
+    digits = 3 if geometry.convention is CoordinateConvention.UNIT else 0
+
+    def show(point: Point) -> str:
+        model = geometry.to_model(point)
+        return f"({model.x:.{digits}f}, {model.y:.{digits}f})"
+
+    return show
 
 
 def _soft_text(obj: dict[str, Any], *names: str) -> str:

@@ -16,17 +16,29 @@ MAX_OUTPUT_CHARS = 200_000
 # Bounds the work spent on text full of braces.
 _MAX_CANDIDATES = 64
 
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_THINK_OPEN = re.compile(r"<think>", re.IGNORECASE)
+_THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 _HINT = "Answer with exactly one JSON object and nothing else."
 
 
 def strip_reasoning(text: str) -> str:
-    text = _THINK.sub("", text)
-    # An unclosed <think> block followed by a closing tag elsewhere: keep what follows.
-    closing = text.lower().rfind("</think>")
-    if closing >= 0:
-        text = text[closing + len("</think>") :]
+    """The text without <think>...</think> blocks. Linear time: a lazy regex over
+    the blocks is quadratic on text full of unclosed <think> tags."""
+    kept: list[str] = []
+    pos = 0
+    while (opening := _THINK_OPEN.search(text, pos)) is not None:
+        closing = _THINK_CLOSE.search(text, opening.end())
+        if closing is None:
+            break  # no later <think> can be closed either
+        kept.append(text[pos : opening.start()])
+        pos = closing.end()
+    kept.append(text[pos:])
+    text = "".join(kept)
+    # A closing tag without its opening one (the template opened it): keep what follows.
+    closings = [m.end() for m in _THINK_CLOSE.finditer(text)]
+    if closings:
+        text = text[closings[-1] :]
     return text.strip()
 
 

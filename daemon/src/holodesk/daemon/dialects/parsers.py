@@ -1,6 +1,6 @@
 """Output parsers by name; a dialect's `parser` field picks one.
 
-A new model family (UI-TARS, ...) adds a parser here and a DialectSpec in the
+A new model family adds a parser here and a DialectSpec in the
 registry; nothing else in the daemon changes.
 """
 
@@ -8,13 +8,17 @@ from __future__ import annotations
 
 from holodesk.daemon.dialects.base import OutputParser
 from holodesk.daemon.dialects.holo import HoloJsonParser
+from holodesk.daemon.dialects.uitars import UiTarsParser
 
 
 class DialectConfigError(ValueError):
     """A dialect definition (built-in or from a file) is unusable."""
 
 
-_PARSERS: dict[str, OutputParser] = {HoloJsonParser.name: HoloJsonParser()}
+_PARSERS: dict[str, OutputParser] = {
+    HoloJsonParser.name: HoloJsonParser(),
+    UiTarsParser.name: UiTarsParser(),
+}
 
 
 def register_parser(parser: OutputParser) -> None:

@@ -1,10 +1,13 @@
 """Built-in dialects by name, and dialects loaded from JSON or TOML files.
 
-A file names the built-in it starts from and overrides any field of it; nested
-tables (prompts, resize, frame, aliases) merge key by key:
+Built-in: holotron (the default), holo, holo1.5, uitars, uitars1.0.
+
+A file names the built-in it starts from (default: the default dialect) and
+overrides any field of it; nested tables (prompts, resize, frame, aliases)
+merge key by key:
 
     base = "holo"
-    name = "holotron"
+    name = "holotron-pixels"
     coordinates = "resized_pixels"
     [resize]
     kind = "max_box"
@@ -25,11 +28,16 @@ from pydantic import ValidationError
 
 from holodesk.daemon.dialects.dialect import Dialect
 from holodesk.daemon.dialects.holo import HOLO, HOLO_1_5
+from holodesk.daemon.dialects.holotron import HOLOTRON
 from holodesk.daemon.dialects.parsers import DialectConfigError, get_parser
 from holodesk.daemon.dialects.spec import DialectSpec
+from holodesk.daemon.dialects.uitars import UITARS, UITARS_1_0
 
-_BUILTIN: dict[str, DialectSpec] = {spec.name: spec for spec in (HOLO, HOLO_1_5)}
-DEFAULT_DIALECT = HOLO.name
+_BUILTIN: dict[str, DialectSpec] = {
+    spec.name: spec for spec in (HOLOTRON, HOLO, HOLO_1_5, UITARS, UITARS_1_0)
+}
+# The default model is Holotron-12B; its format is a guess to check on a GPU host.
+DEFAULT_DIALECT = HOLOTRON.name
 
 
 def register_dialect(spec: DialectSpec) -> None:
@@ -54,7 +62,8 @@ def get_dialect(name: str = DEFAULT_DIALECT) -> Dialect:
 
 
 def load_dialect(path: str | Path) -> Dialect:
-    """A built-in dialect (the file's `base`, default "holo") with the file's fields."""
+    """A built-in dialect (the file's `base`, default DEFAULT_DIALECT) with the file's
+    fields."""
     path = Path(path)
     data = _read(path)
     base_name = data.pop("base", DEFAULT_DIALECT)

@@ -16,6 +16,7 @@ from holodesk.daemon.dialects.coords import (
     NoResize,
     ResizeRule,
     SmartResize,
+    TileResize,
 )
 from holodesk.daemon.frames import ImageEncoding
 
@@ -23,20 +24,42 @@ _STRICT = ConfigDict(frozen=True, extra="forbid")
 
 
 class ResizeSpec(BaseModel):
-    """How the daemon resizes a frame into the image the model sees."""
+    """How the daemon resizes a frame into the image the model sees.
+
+    smart: factor, min_pixels, max_pixels (Qwen-VL). tile: tile_size, max_tiles,
+    min_tiles, thumbnail, tokens_per_tile (Nemotron-VL / InternVL). max_box:
+    max_width, max_height. none: the frame as sent.
+    """
 
     model_config = _STRICT
 
-    kind: Literal["smart", "max_box", "none"] = "smart"
+    kind: Literal["smart", "tile", "max_box", "none"] = "smart"
     factor: int = Field(default=28, gt=0)
     min_pixels: int = Field(default=56 * 56, gt=0)
     max_pixels: int = Field(default=14 * 14 * 4 * 1280, gt=0)
+    tile_size: int = Field(default=512, gt=0)
+    max_tiles: int = Field(default=12, ge=1, le=64)
+    min_tiles: int = Field(default=1, ge=1)
+    thumbnail: bool = True
+    tokens_per_tile: int = Field(default=256, gt=0)
     max_width: int = Field(default=0, ge=0)
     max_height: int = Field(default=0, ge=0)
+
+    @model_validator(mode="after")
+    def _check_bounds(self) -> ResizeSpec:
+        if self.max_pixels < self.min_pixels:
+            raise ValueError("max_pixels is below min_pixels")
+        if self.min_tiles > self.max_tiles:
+            raise ValueError("min_tiles is above max_tiles")
+        return self
 
     def rule(self) -> ResizeRule:
         if self.kind == "smart":
             return SmartResize(self.factor, self.min_pixels, self.max_pixels)
+        if self.kind == "tile":
+            return TileResize(
+                self.tile_size, self.max_tiles, self.min_tiles, self.thumbnail, self.tokens_per_tile
+            )
         if self.kind == "max_box":
             return MaxBox(self.max_width, self.max_height)
         return NoResize()
@@ -59,6 +82,7 @@ TEMPLATE_FIELDS: dict[str, frozenset[str]] = {
     "task": frozenset({"task"}),
     "history_header": frozenset(),
     "history_step": frozenset({"step", "thought", "note", "actions", "results"}),
+    "assistant_step": frozenset({"step", "thought", "note", "actions", "results"}),
     "observation_open": frozenset({"step"}),
     "observation_close": frozenset({"step"}),
     "user_reply": frozenset({"reply"}),
@@ -77,6 +101,8 @@ class PromptTemplates(BaseModel):
     task: str = "{task}\n"
     history_header: str = ""
     history_step: str = "{step}: {actions} -> {results}\n"
+    # history_style "turns": an earlier step replayed as the model's own answer.
+    assistant_step: str = "{actions}"
     observation_open: str = ""
     observation_close: str = ""
     user_reply: str = "{reply}\n"
@@ -106,7 +132,7 @@ class DialectSpec(BaseModel):
 
     name: str
     description: str = ""
-    # Key into the parser registry ("holo_json"; "ui_tars" later).
+    # Key into the parser registry ("holo_json", "uitars").
     parser: str
     coordinates: CoordinateConvention
     resize: ResizeSpec = ResizeSpec()
@@ -118,6 +144,11 @@ class DialectSpec(BaseModel):
     history_images: int = Field(default=3, ge=1, le=32)
     # Earlier steps described as text (the last N).
     history_steps: int = Field(default=20, ge=0)
+    # "text": one user turn holding the task, a line per earlier step and the last K
+    # screenshots (Holo cookbooks). "turns": a conversation replaying each earlier
+    # step as an assistant turn, preceded by its screenshot while that is among the
+    # last K (UI-TARS agents).
+    history_style: Literal["text", "turns"] = "text"
     prompts: PromptTemplates = PromptTemplates()
     # Coordinate rules, shown to the model through {coordinate_rule}.
     coordinate_rules: dict[CoordinateConvention, str] = Field(default_factory=dict)
@@ -130,7 +161,8 @@ class DialectSpec(BaseModel):
     max_wait_s: float = Field(default=30.0, ge=0)
     # Press Enter after a write action (some web-agent formats imply it).
     write_presses_enter: bool = False
-    # Send the parser's JSON schema to engines that can constrain decoding.
+    # Send the parser's JSON schema to engines that can constrain decoding; parsers
+    # of free-text formats have none, and then this changes nothing.
     structured_output: bool = True
     max_tokens: int = Field(default=1024, gt=0)
     temperature: float = Field(default=0.0, ge=0)

@@ -12,7 +12,7 @@ from typing import Protocol, runtime_checkable
 
 from holodesk.daemon.actions import ActionKind, HistoryStep
 from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
-from holodesk.daemon.geometry import Point, Rect
+from holodesk.daemon.geometry import Point, Rect, Size
 
 
 @dataclass(frozen=True)
@@ -78,9 +78,12 @@ class Policy(Protocol):
         """How many recent frames a session keeps for this policy."""
         ...
 
-    def frame_spec(self, accepted: tuple[ImageEncoding, ...]) -> FrameSpec:
+    def frame_spec(
+        self, accepted: tuple[ImageEncoding, ...], screen: Size | None = None
+    ) -> FrameSpec:
         """How clients should send frames; `accepted` is what the client can encode
-        (empty: PNG and JPEG). max_bytes is filled in by the daemon."""
+        (empty: PNG and JPEG), `screen` the physical size of the display it will
+        capture, when known. max_bytes is filled in by the daemon."""
         ...
 
     async def start(self) -> None: ...

@@ -26,6 +26,7 @@ from holodesk.daemon.engines.base import (
     ImagePart,
 )
 from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
+from holodesk.daemon.geometry import Size
 from holodesk.daemon.policies.base import Decision, Location, StepContext
 
 log = logging.getLogger(__name__)
@@ -57,8 +58,11 @@ class ModelPolicy:
     def history_frames(self) -> int:
         return self.dialect.spec.history_images
 
-    def frame_spec(self, accepted: tuple[ImageEncoding, ...]) -> FrameSpec:
-        return self.dialect.frame_spec(accepted)
+    def frame_spec(
+        self, accepted: tuple[ImageEncoding, ...], screen: Size | None = None
+    ) -> FrameSpec:
+        # Given the screen, the box shrinks to what the model sees: no sent pixel is wasted.
+        return self.dialect.frame_spec(accepted, screen)
 
     async def start(self) -> None:
         await self.engine.start()

@@ -92,3 +92,39 @@ register_policy(
 )
 
 register_policy(PolicyEntry("ocr", ocr.DESCRIPTION, ocr.create_ocr_policy, ocr.OPTIONS))
+
+
+def _openai(options: Mapping[str, str]) -> Policy:
+    # Imported here: httpx is loaded only by daemons that use a remote server.
+    from holodesk.daemon.engines.openai_engine import engine_from_options
+
+    engine = engine_from_options(options)
+    dialect = dialect_from_options(options)
+    return ModelPolicy(
+        dialect,
+        engine,
+        name="openai",
+        description=f"{dialect.name} dialect on {engine.model or 'the model'} at {engine.base_url}",
+    )
+
+
+register_policy(
+    PolicyEntry(
+        name="openai",
+        description="a model behind any OpenAI-compatible server (vllm serve, SGLang, a router)",
+        factory=_openai,
+        options={
+            "base_url": "API root of the server, e.g. http://gpu-host:8000/v1 (required)",
+            "model": "served model name (default: the server's only model)",
+            "api_key_env": "environment variable holding the API key",
+            "dialect": f"built-in dialect name (default {DEFAULT_DIALECT})",
+            "dialect_file": "JSON/TOML dialect file overriding a built-in",
+            "timeout_s": "seconds to wait for one answer (default 120)",
+            "max_retries": "retries on 408/429/5xx, dropped connections, timeouts (default 3)",
+            "max_connections": "keep-alive connections to the server (default 256)",
+            "start_timeout_s": "how long to wait for the server to come up (default 120)",
+            "structured_output": "response_format (default), guided_json (old vLLM) or none",
+            "extra_body": "JSON object merged into every request body (e.g. top_k)",
+        },
+    )
+)

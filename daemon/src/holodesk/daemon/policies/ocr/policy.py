@@ -24,7 +24,7 @@ from holodesk.daemon.actions import Fail
 from holodesk.daemon.dialects import Dialect, DialectParseError, get_dialect
 from holodesk.daemon.dialects.coords import CoordinateConvention
 from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
-from holodesk.daemon.geometry import Point, Rect
+from holodesk.daemon.geometry import Point, Rect, Size
 from holodesk.daemon.policies.base import Decision, Location, StepContext
 from holodesk.daemon.policies.ocr.matching import find_text
 from holodesk.daemon.policies.ocr.planner import PlannerConfig, plan
@@ -101,7 +101,9 @@ class OcrPolicy:
     def history_frames(self) -> int:
         return 1  # OCR looks at the screen now, nothing older
 
-    def frame_spec(self, accepted: tuple[ImageEncoding, ...]) -> FrameSpec:
+    def frame_spec(
+        self, accepted: tuple[ImageEncoding, ...], screen: Size | None = None
+    ) -> FrameSpec:
         # Lossless when possible: JPEG ringing around small glyphs costs OCR accuracy.
         usable = accepted or (ImageEncoding.PNG, ImageEncoding.JPEG)
         encoding = ImageEncoding.PNG if ImageEncoding.PNG in usable else usable[0]

