@@ -20,6 +20,7 @@ CPU-only machine.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import logging
 from collections import deque
@@ -104,6 +105,7 @@ class VllmEngine:
         self._llm: Any = None
         self._tokenizer: Any = None
         self._start_lock = asyncio.Lock()
+        self._inflight: set[str] = set()
         # Recent aborts (explicit or by cancellation), for operators and tests.
         self.aborted: deque[str] = deque(maxlen=256)
 
@@ -173,6 +175,7 @@ class VllmEngine:
             # The chat template already wrote the special tokens (BOS...).
             tokenization_kwargs={"add_special_tokens": False},
         )
+        self._inflight.add(request.request_id)
         try:
             async for output in outputs:
                 completion = output.outputs[0] if output.outputs else None
@@ -193,6 +196,7 @@ class VllmEngine:
         except Exception as exc:
             raise EngineError(_describe(exc)) from exc
         finally:
+            self._inflight.discard(request.request_id)
             await outputs.aclose()
 
     async def abort(self, request_id: str) -> None:
@@ -202,8 +206,18 @@ class VllmEngine:
 
     async def close(self) -> None:
         llm, self._llm = self._llm, None
-        if llm is not None:
-            await asyncio.to_thread(llm.shutdown)
+        if llm is None:
+            return
+        if self._inflight:
+            await llm.abort(list(self._inflight))
+        # Stop vLLM's output handler first: shut down under it, it would log the
+        # engine core's exit as a crash.
+        handler = getattr(llm, "output_handler", None)
+        if isinstance(handler, asyncio.Task) and not handler.done():
+            handler.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await handler
+        await asyncio.to_thread(llm.shutdown)
 
     def _render(self, messages: tuple[ChatMessage, ...]) -> RenderedPrompt:
         images: list[Image.Image] = []

@@ -430,6 +430,29 @@ class AskUserAction(_message.Message):
 Global___AskUserAction: _TypeAlias = AskUserAction  # noqa: Y015
 
 @_typing.final
+class NavigateAction(_message.Message):
+    """Open a URL. Web targets load it directly; desktop clients focus the browser's
+    address bar and type it (ctrl/cmd+L, the URL, Enter).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    URL_FIELD_NUMBER: _builtins.int
+    url: _builtins.str
+    def __init__(
+        self,
+        *,
+        url: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["url", b"url"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___NavigateAction: _TypeAlias = NavigateAction  # noqa: Y015
+
+@_typing.final
 class Action(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -449,6 +472,7 @@ class Action(_message.Message):
     DONE_FIELD_NUMBER: _builtins.int
     FAIL_FIELD_NUMBER: _builtins.int
     ASK_USER_FIELD_NUMBER: _builtins.int
+    NAVIGATE_FIELD_NUMBER: _builtins.int
     action_id: _builtins.str
     """Unique within the daemon; a client executes each id at most once, ever."""
     frame_id: _builtins.str
@@ -481,6 +505,8 @@ class Action(_message.Message):
     def fail(self) -> Global___FailAction: ...
     @_builtins.property
     def ask_user(self) -> Global___AskUserAction: ...
+    @_builtins.property
+    def navigate(self) -> Global___NavigateAction: ...
     def __init__(
         self,
         *,
@@ -500,12 +526,13 @@ class Action(_message.Message):
         done: Global___DoneAction | None = ...,
         fail: Global___FailAction | None = ...,
         ask_user: Global___AskUserAction | None = ...,
+        navigate: Global___NavigateAction | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["ask_user", b"ask_user", "click", b"click", "done", b"done", "drag", b"drag", "fail", b"fail", "key_chord", b"key_chord", "key_down", b"key_down", "key_up", b"key_up", "kind", b"kind", "mouse_down", b"mouse_down", "mouse_up", b"mouse_up", "move", b"move", "scroll", b"scroll", "type_text", b"type_text", "wait", b"wait"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["ask_user", b"ask_user", "click", b"click", "done", b"done", "drag", b"drag", "fail", b"fail", "key_chord", b"key_chord", "key_down", b"key_down", "key_up", b"key_up", "kind", b"kind", "mouse_down", b"mouse_down", "mouse_up", b"mouse_up", "move", b"move", "navigate", b"navigate", "scroll", b"scroll", "type_text", b"type_text", "wait", b"wait"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_id", b"action_id", "ask_user", b"ask_user", "click", b"click", "done", b"done", "drag", b"drag", "fail", b"fail", "frame_id", b"frame_id", "key_chord", b"key_chord", "key_down", b"key_down", "key_up", b"key_up", "kind", b"kind", "mouse_down", b"mouse_down", "mouse_up", b"mouse_up", "move", b"move", "scroll", b"scroll", "type_text", b"type_text", "wait", b"wait"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_id", b"action_id", "ask_user", b"ask_user", "click", b"click", "done", b"done", "drag", b"drag", "fail", b"fail", "frame_id", b"frame_id", "key_chord", b"key_chord", "key_down", b"key_down", "key_up", b"key_up", "kind", b"kind", "mouse_down", b"mouse_down", "mouse_up", b"mouse_up", "move", b"move", "navigate", b"navigate", "scroll", b"scroll", "type_text", b"type_text", "wait", b"wait"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["click", "move", "mouse_down", "mouse_up", "drag", "scroll", "type_text", "key_chord", "key_down", "key_up", "wait", "done", "fail", "ask_user"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["click", "move", "mouse_down", "mouse_up", "drag", "scroll", "type_text", "key_chord", "key_down", "key_up", "wait", "done", "fail", "ask_user", "navigate"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
