@@ -85,6 +85,10 @@ class _ActionStatusEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ActionSt
     """Not executed: refused by the client's safety rules (allowlist, denylist, confirm mode)."""
     ACTION_STATUS_SKIPPED: _ActionStatus.ValueType  # 4
     """Not executed because an earlier action of the same batch failed or was rejected."""
+    ACTION_STATUS_NOT_DELIVERED: _ActionStatus.ValueType  # 5
+    """Not executed because the client never received it or the stream dropped before
+    it started (reported on resume).
+    """
 
 class ActionStatus(_ActionStatus, metaclass=_ActionStatusEnumTypeWrapper): ...
 
@@ -97,6 +101,10 @@ ACTION_STATUS_REJECTED: ActionStatus.ValueType  # 3
 """Not executed: refused by the client's safety rules (allowlist, denylist, confirm mode)."""
 ACTION_STATUS_SKIPPED: ActionStatus.ValueType  # 4
 """Not executed because an earlier action of the same batch failed or was rejected."""
+ACTION_STATUS_NOT_DELIVERED: ActionStatus.ValueType  # 5
+"""Not executed because the client never received it or the stream dropped before
+it started (reported on resume).
+"""
 Global___ActionStatus: _TypeAlias = ActionStatus  # noqa: Y015
 
 @_typing.final

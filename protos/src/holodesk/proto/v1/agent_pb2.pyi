@@ -226,16 +226,30 @@ class SessionStarted(_message.Message):
     FRAME_SPEC_FIELD_NUMBER: _builtins.int
     POLICY_FIELD_NUMBER: _builtins.int
     MAX_STEPS_FIELD_NUMBER: _builtins.int
+    RESUMED_FIELD_NUMBER: _builtins.int
+    STEP_FIELD_NUMBER: _builtins.int
+    PENDING_ACTION_IDS_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
     resume_token: _builtins.str
     """Present this in SessionStart.resume_token to continue after a dropped stream."""
     policy: _builtins.str
     """Policy that runs the session."""
     max_steps: _builtins.int
+    resumed: _builtins.bool
+    """True when this stream continues an earlier one (SessionStart.resume_token)."""
+    step: _builtins.int
+    """On resume: the last step the daemon sent, and the ids of that step's actions
+    whose results it never received. The client answers with an Observation whose
+    results cover exactly these ids (OK/FAILED for what it executed, NOT_DELIVERED
+    for what it never received or never started) and a fresh frame. The daemon never
+    re-sends a batch: anything uncertain is decided again from that fresh frame.
+    """
     @_builtins.property
     def frame_spec(self) -> _frame_pb2.FrameSpec:
         """How to capture, downsize and encode every frame of this session."""
 
+    @_builtins.property
+    def pending_action_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
         self,
         *,
@@ -244,10 +258,13 @@ class SessionStarted(_message.Message):
         frame_spec: _frame_pb2.FrameSpec | None = ...,
         policy: _builtins.str = ...,
         max_steps: _builtins.int = ...,
+        resumed: _builtins.bool = ...,
+        step: _builtins.int = ...,
+        pending_action_ids: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["frame_spec", b"frame_spec"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["frame_spec", b"frame_spec", "max_steps", b"max_steps", "policy", b"policy", "resume_token", b"resume_token", "session_id", b"session_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["frame_spec", b"frame_spec", "max_steps", b"max_steps", "pending_action_ids", b"pending_action_ids", "policy", b"policy", "resume_token", b"resume_token", "resumed", b"resumed", "session_id", b"session_id", "step", b"step"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
