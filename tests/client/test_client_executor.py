@@ -11,7 +11,8 @@ from holodesk.client.capture import FrameCapturer
 from holodesk.client.executor import ActionExecutor
 from holodesk.client.frames import FrameSpec, SentFrame
 from holodesk.platform.backends import fake
-from holodesk.platform.base import MouseButton
+from holodesk.platform.base import MouseButton, Navigator
+from holodesk.platform.errors import NavigationError
 
 OK, FAILED, SKIPPED = a.ActionStatus.OK, a.ActionStatus.FAILED, a.ActionStatus.SKIPPED
 LEFT = MouseButton.LEFT
@@ -228,6 +229,59 @@ def test_stop_interrupts_a_wait_and_releases_held_keys(
     assert results[1].error == "stopped by the user"
     assert backend.input.held() == ((), ())
     assert fake.Text("never") not in backend.input.events
+
+
+class RecordingNavigator(Navigator):
+    def __init__(self) -> None:
+        self.urls: list[str] = []
+
+    def navigate(self, url: str) -> None:
+        if "unreachable" in url:
+            raise NavigationError(f"loading {url!r} failed: net::ERR_NAME_NOT_RESOLVED")
+        self.urls.append(url)
+
+    def current_url(self) -> str:
+        return self.urls[-1] if self.urls else "about:blank"
+
+
+def test_navigate_uses_the_backends_navigator(
+    backend: fake.FakeBackend, executor: ActionExecutor
+) -> None:
+    navigator = RecordingNavigator()
+    backend.navigator = navigator
+    report = executor.execute(
+        [
+            a.Navigate(action_id="1", url=" https://example.org/ "),
+            a.Navigate(action_id="2", url="https://unreachable.invalid/"),
+            a.Navigate(action_id="3", url="https://never.example/"),
+        ]
+    )
+    assert _statuses(report.results) == [OK, FAILED, SKIPPED]
+    assert "ERR_NAME_NOT_RESOLVED" in report.results[1].error
+    assert navigator.urls == ["https://example.org/"]
+    assert backend.input.events == []
+
+
+@pytest.mark.parametrize(("os", "modifier"), [("linux", "ctrl"), ("darwin", "meta")])
+def test_navigate_on_a_desktop_types_into_the_address_bar(os: str, modifier: str) -> None:
+    backend = fake.create(os=os)
+    report = ActionExecutor(backend).execute([a.Navigate(action_id="1", url="example.org")])
+    assert _statuses(report.results) == [OK]
+    assert backend.input.events == [
+        fake.Key(modifier, True),
+        fake.Key("l", True),
+        fake.Key("l", False),
+        fake.Key(modifier, False),
+        fake.Text("example.org"),
+        fake.Key("enter", True),
+        fake.Key("enter", False),
+    ]
+
+
+def test_navigate_without_a_url_fails_untouched(executor: ActionExecutor) -> None:
+    report = executor.execute([a.Navigate(action_id="1", url="  ")])
+    assert report.results[0].status is FAILED
+    assert "needs a URL" in report.results[0].error
 
 
 def test_wait_beyond_the_limit_fails(backend: fake.FakeBackend) -> None:

@@ -20,6 +20,7 @@ from holodesk.daemon.actions import (
     Modifier,
     MouseButton,
     Move,
+    Navigate,
     Scroll,
     TypeText,
     Wait,
@@ -92,7 +93,7 @@ CASES: list[tuple[str, str, tuple[ActionKind, ...]]] = [
     (
         "goto",
         step({"action": "goto", "url": "https://example.org"}),
-        (KeyChord(("ctrl", "l")), TypeText("https://example.org"), KeyChord(("enter",))),
+        (Navigate("https://example.org"),),
     ),
     (
         "reasoning before the JSON (Holo2 thinks first)",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 
 from holodesk.platform import preflight
 from holodesk.platform.backends.fake import FakeBackend
+from holodesk.platform.backends.quartz import PYOBJC_MODULES
 from holodesk.platform.errors import BackendUnavailableError
 from holodesk.platform.select import (
     ENV_VAR,
@@ -51,7 +53,7 @@ def test_unsupported_os_says_how_to_choose() -> None:
 
 
 def test_backends_are_discovered_by_module() -> None:
-    assert {"fake", "x11"} <= set(available_backends())
+    assert {"fake", "x11", "quartz", "win32"} <= set(available_backends())
 
 
 def test_env_override_opens_the_fake_backend(clean_env: pytest.MonkeyPatch) -> None:
@@ -86,24 +88,40 @@ def test_malformed_name_is_refused(clean_env: pytest.MonkeyPatch) -> None:
         open_backend("../x11")
 
 
-@pytest.mark.parametrize(("name", "os_name"), [("quartz", "macOS"), ("win32", "Windows")])
-def test_unbuilt_backends_say_so_honestly(
-    clean_env: pytest.MonkeyPatch, name: str, os_name: str
+@pytest.mark.parametrize(
+    ("name", "os_name", "platform"),
+    [("quartz", "macOS", "darwin"), ("win32", "Windows", "win32")],
+)
+def test_other_os_backends_refuse_this_os(
+    clean_env: pytest.MonkeyPatch, name: str, os_name: str, platform: str
 ) -> None:
+    if sys.platform == platform:
+        pytest.skip(f"this is {os_name}")
     with pytest.raises(BackendUnavailableError) as raised:
         open_backend(name)
-    assert f"the {os_name} backend ({name})" in str(raised.value)
-    assert "not built yet" in str(raised.value)
+    assert raised.value.backend == name
+    assert f"the {name} backend drives {os_name} and this is {sys.platform}" in str(raised.value)
 
 
-@pytest.mark.parametrize(("platform", "backend"), [("darwin", "quartz"), ("win32", "win32")])
-def test_default_on_other_oses_is_the_honest_error(
-    clean_env: pytest.MonkeyPatch, platform: str, backend: str
+def test_macos_default_without_pyobjc_names_the_pip_command(
+    clean_env: pytest.MonkeyPatch,
 ) -> None:
-    clean_env.setattr(sys, "platform", platform)
-    with pytest.raises(BackendUnavailableError, match="not built yet") as raised:
+    clean_env.setattr(sys, "platform", "darwin")
+    real = importlib.util.find_spec
+    clean_env.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, package=None: None if name in PYOBJC_MODULES else real(name, package),
+    )
+    with pytest.raises(BackendUnavailableError) as raised:
         open_backend()
-    assert raised.value.backend == backend
+    assert raised.value.backend == "quartz"
+    [(cause, fix)] = raised.value.causes
+    assert "pyobjc is not installed" in cause
+    assert (
+        "pip install pyobjc-framework-Quartz pyobjc-framework-ApplicationServices "
+        "pyobjc-framework-Cocoa" in fix
+    )
 
 
 def test_no_display_explains_how_to_get_one(clean_env: pytest.MonkeyPatch) -> None:

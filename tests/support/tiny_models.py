@@ -57,7 +57,7 @@ CHAT_TEMPLATE = (
 CONFIG_MODULE = "configuration_tiny_nemotron_vl"
 CONFIG_CLASS = "TinyNemotronNanoVLConfig"
 # Written into the checkpoint folder; transformers imports it (trust_remote_code).
-CONFIG_SOURCE = '''"""Offline config class for a NemotronH_Nano_VL_V2 checkpoint (holodesk tests)."""
+CONFIG_SOURCE = '''"""Offline config class of a NemotronH_Nano_VL_V2 checkpoint (holodesk tests)."""
 
 from transformers import AutoConfig, PretrainedConfig
 
@@ -115,9 +115,7 @@ class TinyModel:
     parameters: int
 
 
-def build_tiny_nemotron_vl(
-    folder: str | Path, spec: TinyNemotronSpec | None = None
-) -> TinyModel:
+def build_tiny_nemotron_vl(folder: str | Path, spec: TinyNemotronSpec | None = None) -> TinyModel:
     """Write the tiny checkpoint into `folder` (created if missing) and describe it."""
     spec = spec or TinyNemotronSpec()
     path = Path(folder)
@@ -163,17 +161,59 @@ def _write_tokenizer(path: Path, spec: TinyNemotronSpec) -> dict[str, int]:
 def _corpus(seed: int) -> Iterator[str]:
     """Generated text close to what the model reads and writes: prose and JSON actions."""
     rng = random.Random(seed)
-    words = (
-        "the a click open type press scroll wait answer button window menu file edit "
-        "search field page screen left right up down enter note thought action done "
-        "save close settings text login name with on in to of and is for"
-    ).split()
+    words = [
+        "the",
+        "a",
+        "click",
+        "open",
+        "type",
+        "press",
+        "scroll",
+        "wait",
+        "answer",
+        "button",
+        "window",
+        "menu",
+        "file",
+        "edit",
+        "search",
+        "field",
+        "page",
+        "screen",
+        "left",
+        "right",
+        "up",
+        "down",
+        "enter",
+        "note",
+        "thought",
+        "action",
+        "done",
+        "save",
+        "close",
+        "settings",
+        "text",
+        "login",
+        "name",
+        "with",
+        "on",
+        "in",
+        "to",
+        "of",
+        "and",
+        "is",
+        "for",
+    ]
     for _ in range(3000):
         sentence = " ".join(rng.choice(words) for _ in range(rng.randint(3, 12)))
         action = {
             "note": "",
             "thought": sentence,
-            "action": {"action": rng.choice(words), "x": rng.randint(0, 1000), "y": rng.randint(0, 1000)},
+            "action": {
+                "action": rng.choice(words),
+                "x": rng.randint(0, 1000),
+                "y": rng.randint(0, 1000),
+            },
         }
         yield sentence.capitalize() + "."
         yield json.dumps(action)
@@ -203,7 +243,9 @@ def _weights(spec: TinyNemotronSpec, vocab: int) -> dict[str, np.ndarray]:
         if kind == "M":
             heads = spec.mamba_heads
             w[f"{layer}.mixer.in_proj.weight"] = normal(2 * mamba_inner + groups_state + heads, h)
-            w[f"{layer}.mixer.conv1d.weight"] = normal(mamba_inner + groups_state, 1, spec.conv_kernel)
+            w[f"{layer}.mixer.conv1d.weight"] = normal(
+                mamba_inner + groups_state, 1, spec.conv_kernel
+            )
             w[f"{layer}.mixer.conv1d.bias"] = zeros(mamba_inner + groups_state)
             # A = -exp(A_log) in [-16, -1]: a stable decay, as Mamba2 initialises it.
             w[f"{layer}.mixer.A_log"] = np.log(rng.uniform(1, 16, heads)).astype(np.float32)
@@ -245,7 +287,10 @@ def _weights(spec: TinyNemotronSpec, vocab: int) -> dict[str, np.ndarray]:
         w[f"{block}.attn.qkv.weight"], w[f"{block}.attn.qkv.bias"] = normal(3 * d, d), zeros(3 * d)
         w[f"{block}.attn.proj.weight"], w[f"{block}.attn.proj.bias"] = normal(d, d), zeros(d)
         w[f"{block}.norm2.weight"], w[f"{block}.norm2.bias"] = ones(d), zeros(d)
-        w[f"{block}.mlp.fc1.weight"], w[f"{block}.mlp.fc1.bias"] = normal(spec.vit_mlp, d), zeros(spec.vit_mlp)
+        w[f"{block}.mlp.fc1.weight"], w[f"{block}.mlp.fc1.bias"] = (
+            normal(spec.vit_mlp, d),
+            zeros(spec.vit_mlp),
+        )
         w[f"{block}.mlp.fc2.weight"], w[f"{block}.mlp.fc2.bias"] = normal(d, spec.vit_mlp), zeros(d)
     return w
 

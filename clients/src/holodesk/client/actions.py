@@ -109,6 +109,13 @@ class AskUser(BaseAction):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Navigate(BaseAction):
+    """Open a URL: through the backend's navigator, else the focused browser's address bar."""
+
+    url: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class Unsupported(BaseAction):
     """An action this client cannot read (unknown kind or enum value): it fails."""
 
@@ -130,6 +137,7 @@ Action = (
     | Done
     | Fail
     | AskUser
+    | Navigate
     | Unsupported
 )
 

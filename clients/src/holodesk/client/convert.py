@@ -236,6 +236,8 @@ def _action_from_proto(action: action_pb2.Action, ids: dict[str, str]) -> a.Acti
         return a.Fail(**ids, reason=action.fail.reason)
     if kind == "ask_user":
         return a.AskUser(**ids, question=action.ask_user.question)
+    if kind == "navigate":
+        return a.Navigate(**ids, url=action.navigate.url)
     raise ConversionError("action has no kind this client knows (a newer daemon?)")
 
 
@@ -291,6 +293,8 @@ def action_to_proto(action: a.Action) -> action_pb2.Action:
         pb.fail.reason = action.reason
     elif isinstance(action, a.AskUser):
         pb.ask_user.question = action.question
+    elif isinstance(action, a.Navigate):
+        pb.navigate.url = action.url
     else:
         raise ConversionError(f"cannot send {action!r}")
     return pb

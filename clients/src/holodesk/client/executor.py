@@ -207,9 +207,29 @@ class ActionExecutor:
                     raise StoppedError
 
             return wait
+        if isinstance(action, a.Navigate):
+            return self._navigation(action.url)
         if isinstance(action, a.Unsupported):
             raise ActionError(action.reason)
         raise ActionError(f"{type(action).__name__} is not executed as input")
+
+    def _navigation(self, raw_url: str) -> Callable[[], None]:
+        url = raw_url.strip()
+        if not url:
+            raise ActionError("navigate needs a URL")
+        navigator = self._backend.navigator
+        if navigator is not None:
+            return lambda: navigator.navigate(url)
+        # A desktop: focus the front browser's address bar, type the URL, go.
+        driver = self._backend.input
+        address_bar = ["meta" if self._backend.os == "darwin" else "ctrl", "l"]
+
+        def type_into_address_bar() -> None:
+            driver.key_chord(address_bar)
+            driver.type_text(url)
+            driver.key_chord(["enter"])
+
+        return type_into_address_bar
 
 
 def _elapsed_ms(started: float) -> int:

@@ -63,6 +63,8 @@ def describe(action: a.Action) -> str:
         return f"fail {_short(action.reason)}"
     if isinstance(action, a.AskUser):
         return f"ask_user {_short(action.question)}"
+    if isinstance(action, a.Navigate):
+        return f"navigate {_short(action.url)}"
     return f"unsupported action ({action.reason})"
 
 

@@ -111,6 +111,13 @@ class AskUser:
     question: str
 
 
+@dataclass(frozen=True)
+class Navigate:
+    """Open a URL: a web target loads it, a desktop client types it into the browser."""
+
+    url: str
+
+
 ActionKind = (
     Click
     | Move
@@ -126,6 +133,7 @@ ActionKind = (
     | Done
     | Fail
     | AskUser
+    | Navigate
 )
 
 # Kinds after which nothing else of the same batch may follow.
@@ -243,4 +251,6 @@ def describe(kind: ActionKind, point_text: Callable[[Point], str] | None = None)
             return f"fail: {r}"
         case AskUser(question=q):
             return f"ask_user: {q}"
+        case Navigate(url=u):
+            return f"goto {u}"
     raise AssertionError(f"unhandled action kind {kind!r}")  # pragma: no cover

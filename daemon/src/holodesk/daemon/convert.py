@@ -226,6 +226,8 @@ def action_to_pb(action: act.Action) -> action_pb2.Action:
             out.fail.CopyFrom(action_pb2.FailAction(reason=r))
         case act.AskUser(question=q):
             out.ask_user.CopyFrom(action_pb2.AskUserAction(question=q))
+        case act.Navigate(url=u):
+            out.navigate.CopyFrom(action_pb2.NavigateAction(url=u))
     return out
 
 

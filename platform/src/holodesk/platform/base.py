@@ -276,6 +276,22 @@ class InputDriver(ABC):
         self.release_all()
 
 
+class Navigator(ABC):
+    """Optional capability: load a URL directly, without a browser's address bar.
+
+    Only targets that are a browser page (the web backend) have one; on a desktop
+    the client types the URL into the focused browser instead.
+    """
+
+    @abstractmethod
+    def navigate(self, url: str) -> None:
+        """Load `url` and return once the page has loaded; NavigationError if it cannot."""
+
+    @abstractmethod
+    def current_url(self) -> str:
+        """The URL of the page shown now."""
+
+
 @dataclass
 class Backend:
     """A screen source and an input driver for one target."""
@@ -284,6 +300,8 @@ class Backend:
     os: str
     screen: ScreenSource
     input: InputDriver
+    # Present only where the target can load a URL itself (a web page).
+    navigator: Navigator | None = None
 
     def close(self) -> None:
         try:

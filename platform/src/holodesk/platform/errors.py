@@ -49,3 +49,7 @@ class InputError(PlatformError):
 
 class CaptureError(PlatformError):
     """Reading the screen failed (the display went away, or refused the capture)."""
+
+
+class NavigationError(PlatformError):
+    """Loading a URL failed (bad URL, network error, timeout)."""

@@ -22,8 +22,6 @@ ENV_VAR = "HOLODESK_PLATFORM_BACKEND"
 BACKENDS_PACKAGE = backends.__name__
 
 _BY_PLATFORM: dict[str, str] = {"linux": "x11", "darwin": "quartz", "win32": "win32"}
-# Backends promised by the design whose modules do not exist yet.
-_PLANNED: dict[str, str] = {"quartz": "macOS", "win32": "Windows"}
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
@@ -69,18 +67,6 @@ def open_backend(name: str | None = None, **options: Any) -> Backend:
     chosen = resolve_backend_name(name, os.environ, sys.platform)
     from_env = name is None and bool(os.environ.get(ENV_VAR, "").strip())
     origin = f" (set by {ENV_VAR})" if from_env else ""
-    if chosen in _PLANNED and chosen not in available_backends():
-        raise BackendUnavailableError(
-            [
-                (
-                    f"the {_PLANNED[chosen]} backend ({chosen}){origin} is not built yet in "
-                    "this version of holodesk",
-                    "run the client on Linux with X11 for now; tests can use the fake backend "
-                    f"({ENV_VAR}=fake)",
-                )
-            ],
-            backend=chosen,
-        )
     if chosen not in available_backends():
         raise BackendUnavailableError(
             [(f"there is no platform backend named {chosen!r}{origin}", _choose_fix())],

@@ -25,6 +25,7 @@ from holodesk.daemon.actions import (
     MouseDown,
     MouseUp,
     Move,
+    Navigate,
     Scroll,
     TypeText,
     Wait,
@@ -209,8 +210,11 @@ def _refresh(obj: Obj, spec: DialectSpec, geo: ImageGeometry) -> list[ActionKind
 
 
 def _goto(obj: Obj, spec: DialectSpec, geo: ImageGeometry) -> list[ActionKind]:
-    url = text(obj, "url", "content")
-    return [KeyChord(("ctrl", "l")), TypeText(url), KeyChord(("enter",))]
+    url = text(obj, "url", "content").strip()
+    if not url:
+        raise DialectParseError("goto has no url", 'Give the address, e.g. "url": "example.org".')
+    # The client loads it directly (web target) or types it into the address bar.
+    return [Navigate(url)]
 
 
 HANDLERS: dict[str, Handler] = {

@@ -73,3 +73,26 @@ def check_engine_args(args: Mapping[str, Any], known: Collection[str]) -> None:
         "Engine arguments are the fields of vllm.engine.arg_utils.AsyncEngineArgs "
         "(the `vllm serve --help` options, with _ for -)"
     )
+
+
+DEFAULT_MODEL = "Hcompany/Holotron-12B"
+# The vllm policy's own options; every other --policy-opt is an engine argument.
+POLICY_OPTIONS = frozenset({"model", "dialect", "dialect_file"})
+
+
+def vllm_engine_args(options: Mapping[str, str], *, images_per_prompt: int) -> dict[str, Any]:
+    """Engine arguments for the vllm policy: defaults, then the options given.
+
+    Defaults: `model` Holotron-12B; `limit_mm_per_prompt` as many images as the
+    dialect keeps in a prompt; `trust_remote_code` for Holotron-12B only, whose
+    checkpoint's config class is code (NemotronH_Nano_VL_V2 has none in vLLM).
+    """
+    model = options.get("model") or DEFAULT_MODEL
+    args: dict[str, Any] = {
+        "model": model,
+        "limit_mm_per_prompt": {"image": images_per_prompt},
+    }
+    if model == DEFAULT_MODEL:
+        args["trust_remote_code"] = True
+    args.update(engine_args_from_options(options, exclude=POLICY_OPTIONS))
+    return args

@@ -114,6 +114,11 @@ class VllmEngine:
         return str(self.engine_args["model"])
 
     @property
+    def inflight(self) -> frozenset[str]:
+        """Ids of the requests vLLM is working on for this engine now."""
+        return frozenset(self._inflight)
+
+    @property
     def llm(self) -> Any:
         """The running vllm AsyncLLM (EngineError before start())."""
         if self._llm is None:
@@ -122,8 +127,16 @@ class VllmEngine:
 
     async def start(self) -> None:
         async with self._start_lock:
-            if self._llm is None:
-                self._llm, self._tokenizer = await asyncio.to_thread(self._build)
+            if self._llm is not None:
+                return
+            build = asyncio.ensure_future(asyncio.to_thread(self._build))
+            try:
+                self._llm, self._tokenizer = await asyncio.shield(build)
+            except asyncio.CancelledError:
+                # The loading thread cannot be interrupted: stop its engine once it is up,
+                # or its engine-core process would outlive the daemon.
+                build.add_done_callback(_shutdown_when_built)
+                raise
 
     def _build(self) -> tuple[Any, Any]:
         _import_vllm()
@@ -257,6 +270,11 @@ class VllmEngine:
             structured_outputs=structured,
             output_kind=RequestOutputKind.DELTA,
         )
+
+
+def _shutdown_when_built(build: asyncio.Future[tuple[Any, Any]]) -> None:
+    if not build.cancelled() and build.exception() is None:
+        build.result()[0].shutdown()
 
 
 def _decode(part: ImagePart) -> Image.Image:

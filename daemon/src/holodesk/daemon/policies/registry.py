@@ -29,6 +29,8 @@ class PolicyEntry:
     factory: PolicyFactory
     # Option name -> help text, for --help and error messages.
     options: Mapping[str, str]
+    # Options beyond `options` go to the factory, which checks them (vLLM engine args).
+    open_options: bool = False
 
 
 _REGISTRY: dict[str, PolicyEntry] = {}
@@ -48,7 +50,7 @@ def create_policy(name: str, options: Mapping[str, str]) -> Policy:
         known = ", ".join(sorted(_REGISTRY))
         raise PolicyConfigError(f"unknown policy {name!r}; available: {known}")
     unknown = set(options) - set(entry.options)
-    if unknown:
+    if unknown and not entry.open_options:
         raise PolicyConfigError(
             f"policy {name!r} has no option(s) {sorted(unknown)}; it takes {sorted(entry.options)}"
         )
@@ -126,5 +128,37 @@ register_policy(
             "structured_output": "response_format (default), guided_json (old vLLM) or none",
             "extra_body": "JSON object merged into every request body (e.g. top_k)",
         },
+    )
+)
+
+
+def _vllm(options: Mapping[str, str]) -> Policy:
+    # Imported here, and vLLM itself only in start(): a daemon without vLLM still runs.
+    from holodesk.daemon.engines.vllm_args import vllm_engine_args
+    from holodesk.daemon.engines.vllm_engine import VllmEngine
+
+    dialect = dialect_from_options(options)
+    args = vllm_engine_args(options, images_per_prompt=dialect.spec.history_images)
+    return ModelPolicy(
+        dialect,
+        VllmEngine(args),
+        name="vllm",
+        description=f"{dialect.name} dialect on {args['model']} in vLLM (in process)",
+    )
+
+
+register_policy(
+    PolicyEntry(
+        name="vllm",
+        description="a model in vLLM inside the daemon (default Hcompany/Holotron-12B)",
+        factory=_vllm,
+        options={
+            "model": "hub id or folder (default Hcompany/Holotron-12B)",
+            "dialect": f"built-in dialect name (default {DEFAULT_DIALECT})",
+            "dialect_file": "JSON/TOML dialect file overriding a built-in",
+            "<engine arg>": "any vLLM engine argument, e.g. tensor_parallel_size=2, "
+            "max_num_seqs=64, limit_mm_per_prompt='{\"image\": 3}' (JSON values)",
+        },
+        open_options=True,
     )
 )

@@ -1,0 +1,63 @@
+"""Click state (kCGMouseEventClickState) for synthetic presses.
+
+macOS counts clicks for hardware events only: a posted event carries whatever click
+state its poster sets, and applications read it (NSEvent.clickCount) to tell a
+double or triple click from single ones. So the backend counts like the system does:
+a press of the same button, near the same spot, within the double-click interval of
+the previous release continues the series. A composite click(count=n) is a series
+by definition, whatever the time between its presses.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+
+# How far (in points) a press may stray from the previous one and still continue it.
+CLICK_SLOP_POINTS = 4.0
+
+
+class ClickCounter:
+    """The click state of each press and release."""
+
+    def __init__(
+        self,
+        interval: Callable[[], float],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._interval = interval
+        self._clock = clock
+        self._button = -1
+        self._state = 0
+        self._where = (math.nan, math.nan)
+        self._released_at = -math.inf
+        self._series = False
+
+    def begin_series(self) -> None:
+        """The next presses form one multi-click, starting from a single click."""
+        self._series = True
+        self._state = 0
+
+    def end_series(self) -> None:
+        self._series = False
+
+    def press(self, button: int, x: float, y: float) -> int:
+        continues = button == self._button and (
+            self._series
+            or (
+                self._clock() - self._released_at <= self._interval()
+                and math.dist((x, y), self._where) <= CLICK_SLOP_POINTS
+            )
+        )
+        self._state = self._state + 1 if continues else 1
+        self._button = button
+        self._where = (x, y)
+        return self._state
+
+    def release(self, button: int) -> int:
+        """The state of the press this release ends (1 for a release without one)."""
+        self._released_at = self._clock()
+        if button != self._button or self._state == 0:
+            return 1
+        return self._state

@@ -1,0 +1,202 @@
+"""Input over VNC: RFB pointer events (a button mask) and key events (keysyms)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from holodesk.platform.base import InputDriver, MouseButton
+from holodesk.platform.errors import InputError
+from holodesk.platform.vnc.client import RfbClient
+from holodesk.platform.vnc.connection import VncLink
+from holodesk.platform.vnc.keys import (
+    BOOK,
+    NAMED_KEYSYMS,
+    KeysymSupport,
+    beyond_ascii,
+    keysym_for_char,
+    keysym_for_key,
+    support_for,
+)
+
+T = TypeVar("T")
+
+# RFB's button mask: bit n is X button n+1; wheel notches are clicks of 4-7.
+BUTTON_BITS: dict[MouseButton, int] = {
+    MouseButton.LEFT: 1 << 0,
+    MouseButton.MIDDLE: 1 << 1,
+    MouseButton.RIGHT: 1 << 2,
+}
+WHEEL_UP, WHEEL_DOWN, WHEEL_LEFT, WHEEL_RIGHT = (1 << 3, 1 << 4, 1 << 5, 1 << 6)
+SHIFT = NAMED_KEYSYMS["shift"]
+DEFAULT_SETTLE_S = 0.1  # after a character's first use on a server (see keys)
+
+
+@dataclass(frozen=True)
+class _Stroke:
+    """One character: its keysym, whether Shift goes around it, whether it is released."""
+
+    char: str
+    keysym: int
+    shift: bool
+    release: bool = True
+
+    def events(self) -> list[tuple[int, bool]]:
+        events = [(SHIFT, True)] if self.shift else []
+        events.append((self.keysym, True))
+        if self.release:
+            events.append((self.keysym, False))
+            if self.shift:
+                events.append((SHIFT, False))
+        return events
+
+
+class VncInput(InputDriver):
+    """Pointer and keyboard of a remote desktop.
+
+    RFB never reports the pointer, so its position is the one this driver
+    last sent ((0, 0) before the first move). Text goes as keysyms, one press
+    and release per character, in one write; characters the server would
+    drop raise InputError first (see `holodesk.platform.vnc.keys`).
+    """
+
+    def __init__(
+        self,
+        link: VncLink,
+        unicode_keysyms: bool | None = None,
+        keysym_budget: int | str | None = "auto",
+        settle_s: float = DEFAULT_SETTLE_S,
+    ) -> None:
+        super().__init__()
+        if settle_s < 0:
+            raise ValueError(f"settle_s cannot be negative: {settle_s}")
+        self._link = link
+        self._unicode_keysyms = unicode_keysyms
+        self._keysym_budget = keysym_budget
+        self._settle_s = settle_s
+        self._lock = threading.Lock()  # the mask and position, as a safety thread may release
+        self._mask = 0
+        self._cursor = (0, 0)
+        # key name -> (keysym sent, whether we pressed Shift for it)
+        self._pressed: dict[str, tuple[int, bool]] = {}
+
+    # -- pointer -------------------------------------------------------------------------
+    def _move(self, x: int, y: int) -> None:
+        with self._lock:
+            width, height = self._run(lambda client: client.size, "moving the pointer")
+            if not (0 <= x < width and 0 <= y < height):
+                raise ValueError(
+                    f"point ({x}, {y}) is outside the remote {width}x{height} framebuffer"
+                )
+            self._pointer(x, y, self._mask, "moving the pointer")
+            self._cursor = (x, y)
+
+    def _button(self, button: MouseButton, down: bool) -> None:
+        with self._lock:
+            bit = BUTTON_BITS[button]
+            mask = self._mask | bit if down else self._mask & ~bit
+            action = "pressing" if down else "releasing"
+            self._pointer(*self._cursor, mask, f"{action} the {button.value} button")
+            self._mask = mask
+
+    def _scroll(self, dx: int, dy: int) -> None:
+        with self._lock:
+            x, y = self._cursor
+            for bit, notches in (
+                (WHEEL_DOWN if dy > 0 else WHEEL_UP, abs(dy)),
+                (WHEEL_RIGHT if dx > 0 else WHEEL_LEFT, abs(dx)),
+            ):
+                for _ in range(notches):
+                    self._pointer(x, y, self._mask | bit, "scrolling")
+                    self._pointer(x, y, self._mask, "scrolling")
+
+    def _pointer(self, x: int, y: int, mask: int, what: str) -> None:
+        self._run(lambda client: client.pointer(x, y, mask), what)
+
+    def cursor_position(self) -> tuple[int, int]:
+        return self._cursor
+
+    # -- keyboard ------------------------------------------------------------------------
+    # A keysym names a character, not a key, so the server picks the modifiers
+    # that produce it. For a capital letter pressed without Shift, TigerVNC
+    # toggles Caps Lock rather than pressing Shift, and leaves it on. So we
+    # press Shift around capitals ourselves, as a viewer whose user typed them
+    # would; and a letter pressed while we hold Shift goes as its capital, as a
+    # keyboard would make it.
+    def _key(self, key: str, down: bool) -> None:
+        if not down:
+            keysym, shifted = self._pressed.pop(key, (keysym_for_key(key), False))
+            release = [(keysym, False)] + ([(SHIFT, False)] if shifted else [])
+            self._run(lambda client: client.keys(release), f"releasing the key {key!r}")
+            return
+        if key in self._pressed:  # auto-repeat: the same keysym again
+            repeat = [(self._pressed[key][0], True)]
+            self._run(lambda client: client.keys(repeat), f"pressing the key {key!r}")
+            return
+        shift_held = "shift" in self._held_keys
+        char = key if len(key) == 1 else ""
+        if shift_held and _capital(char.upper()):
+            char = char.upper()
+        keysym = keysym_for_key(char or key)
+        add_shift = not shift_held and _capital(char)
+        press = [_Stroke(char, keysym, add_shift, release=False)] if char else []
+        events = ([(SHIFT, True)] if add_shift else []) + [(keysym, True)]
+
+        def send(client: RfbClient) -> None:
+            if press:
+                self._send_strokes(client, press)
+            else:
+                client.keys(events)
+
+        self._run(send, f"pressing the key {key!r}")
+        self._pressed[key] = (keysym, add_shift)
+
+    def type_text(self, text: str) -> None:
+        keysyms = [keysym_for_char(char) for char in text]  # control characters raise here
+        shift_held = "shift" in self._held_keys
+        strokes = [
+            _Stroke(char, keysym, not shift_held and _capital(char))
+            for char, keysym in zip(text, keysyms, strict=True)
+        ]
+        if strokes:
+            self._run(lambda c: self._send_strokes(c, strokes), f"typing {len(text)} characters")
+
+    def _send_strokes(self, client: RfbClient, strokes: list[_Stroke]) -> None:
+        """Check the server can type them all, then send, pausing after new bindings."""
+        address = client.info.address
+        bound = BOOK.bound(address)
+        self._support(client).check([s.char for s in strokes], client.info, bound)
+        batch: list[tuple[int, bool]] = []
+        shift_held = "shift" in self._held_keys
+        for stroke in strokes:
+            new = beyond_ascii(stroke.char) and stroke.keysym not in bound
+            if new and not (shift_held or stroke.shift):
+                # Xvnc binds on its master keyboard, which takes the keymap of the
+                # device that last typed: a key event before the binding makes that
+                # switch happen first, else the switch wipes the binding just made.
+                batch += [(SHIFT, True), (SHIFT, False)]
+            batch += stroke.events()
+            if new:
+                # First use on this server: it binds a keycode now; let apps catch up.
+                client.keys(batch)
+                batch = []
+                BOOK.record(address, stroke.keysym)
+                bound.add(stroke.keysym)
+                time.sleep(self._settle_s)
+        if batch:
+            client.keys(batch)
+
+    def _support(self, client: RfbClient) -> KeysymSupport:
+        # Per call: a reconnect may have reached a different server.
+        return support_for(client.info, self._unicode_keysyms, self._keysym_budget)
+
+    def _run(self, action: Callable[[RfbClient], T], what: str) -> T:
+        return self._link.run(action, InputError, what)
+
+
+def _capital(char: str) -> bool:
+    """A capital letter with a small one (what Shift or Caps Lock makes)."""
+    return len(char) == 1 and char != char.lower() and len(char.lower()) == 1

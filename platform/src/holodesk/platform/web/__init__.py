@@ -1,0 +1,1 @@
+"""The web target: a headless Chromium page as a platform backend (see browser.py)."""

@@ -1,0 +1,178 @@
+"""Input as DevTools input events, in the page's CSS pixels.
+
+Coordinates arrive in physical pixels (the frame the model saw is the screenshot,
+one pixel per physical pixel) and go to the page as the CSS pixel that holds the
+centre of that physical pixel: floor((p + 0.5) / scale), a whole number. With
+scale 2, physical pixels 200 and 201 both land on CSS pixel 100 and 199 on 99.
+Whole numbers because Chromium hit-tests a fractional position such as 99.5
+against the pixel after it too, while the event reports x = 99: an element
+one CSS pixel wide would get clicks the model never aimed at it.
+
+A real OS decides that a press is a double or triple click; DevTools must be told.
+So, like the OS, this driver counts a press of the same button within
+DOUBLE_CLICK_S and DOUBLE_CLICK_SLOP_CSS_PX of the previous press as the next
+click of a series, and sends that count with the press and its release: the
+shared `click(count=2)` then reaches the page as detail 1, then 2, and a dblclick.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from typing import Any
+
+from holodesk.platform.base import InputDriver, MouseButton
+from holodesk.platform.keys import is_modifier
+from holodesk.platform.text import KeyPress, TextRun, plan_text
+from holodesk.platform.web.keys import MODIFIER_BITS, key_definition
+from holodesk.platform.web.page import WebPage
+
+DOUBLE_CLICK_S = 0.5
+DOUBLE_CLICK_SLOP_CSS_PX = 4.0
+# One wheel notch, in CSS px: what Chromium scrolls per notch on Windows and the
+# ±100 deltaY pages see from most wheels. The page gets one wheel event per notch.
+WHEEL_NOTCH_PX = 100
+
+_BUTTON_NAMES = {MouseButton.LEFT: "left", MouseButton.RIGHT: "right", MouseButton.MIDDLE: "middle"}
+# MouseEvent.buttons bits
+_BUTTON_BITS = {MouseButton.LEFT: 1, MouseButton.RIGHT: 2, MouseButton.MIDDLE: 4}
+_TEXT_BLOCKING = MODIFIER_BITS["ctrl"] | MODIFIER_BITS["alt"] | MODIFIER_BITS["meta"]
+
+
+class WebInput(InputDriver):
+    """Mouse, wheel and keys for one page; text through Input.insertText."""
+
+    def __init__(self, page: WebPage) -> None:
+        super().__init__()
+        self._page = page
+        self._scale = page.device_scale_factor
+        self._bounds = page.display.bounds
+        self._lock = threading.RLock()
+        self._cursor = (0, 0)
+        self._buttons: list[MouseButton] = []
+        self._keys_down: set[str] = set()
+        self._modifiers = 0
+        # The series the next press may continue: button, time, CSS position, count.
+        self._series: tuple[MouseButton, float, tuple[int, int], int] | None = None
+
+    # -- pointer -------------------------------------------------------------------------
+    def _move(self, x: int, y: int) -> None:
+        if not self._bounds.contains(x, y):
+            raise ValueError(f"point ({x}, {y}) is outside the page's viewport {self._bounds}")
+        with self._lock:
+            self._cursor = (x, y)
+            pressed = self._buttons[0] if self._buttons else None
+            self._page.dispatch_mouse(
+                self._mouse_event("mouseMoved", _BUTTON_NAMES[pressed] if pressed else "none")
+            )
+
+    def _button(self, button: MouseButton, down: bool) -> None:
+        with self._lock:
+            css = self._css(*self._cursor)
+            if down:
+                count = self._next_count(button, css)
+                if button not in self._buttons:
+                    self._buttons.append(button)
+                event = self._mouse_event("mousePressed", _BUTTON_NAMES[button], count)
+            else:
+                series = self._series
+                count = series[3] if series is not None and series[0] is button else 1
+                if button in self._buttons:
+                    self._buttons.remove(button)
+                event = self._mouse_event("mouseReleased", _BUTTON_NAMES[button], count)
+            self._page.dispatch_mouse(event)
+
+    def _next_count(self, button: MouseButton, css: tuple[int, int]) -> int:
+        now = time.monotonic()
+        series = self._series
+        count = 1
+        if series is not None:
+            last_button, last_time, (last_x, last_y), last_count = series
+            if (
+                last_button is button
+                and now - last_time <= DOUBLE_CLICK_S
+                and abs(css[0] - last_x) <= DOUBLE_CLICK_SLOP_CSS_PX
+                and abs(css[1] - last_y) <= DOUBLE_CLICK_SLOP_CSS_PX
+            ):
+                count = last_count + 1
+        self._series = (button, now, css, count)
+        return count
+
+    def _scroll(self, dx: int, dy: int) -> None:
+        with self._lock:
+            # Vertical notches first, then horizontal, one event per notch.
+            notches = [(0, 1 if dy > 0 else -1)] * abs(dy) + [(1 if dx > 0 else -1, 0)] * abs(dx)
+            for step_x, step_y in notches:
+                event = self._mouse_event("mouseWheel", "none")
+                event["deltaX"] = step_x * WHEEL_NOTCH_PX
+                event["deltaY"] = step_y * WHEEL_NOTCH_PX
+                self._page.dispatch_mouse(event)
+                # One wheel event per notch, handled before the next (or the action
+                # returns): Chromium would otherwise merge them, or deliver late.
+                self._page.settle()
+
+    def cursor_position(self) -> tuple[int, int]:
+        with self._lock:
+            return self._cursor
+
+    def _css(self, x: int, y: int) -> tuple[int, int]:
+        return math.floor((x + 0.5) / self._scale), math.floor((y + 0.5) / self._scale)
+
+    def _mouse_event(self, kind: str, button: str, count: int = 0) -> dict[str, Any]:
+        x, y = self._css(*self._cursor)
+        event: dict[str, Any] = {
+            "type": kind,
+            "x": x,
+            "y": y,
+            "modifiers": self._modifiers,
+            "button": button,
+            "buttons": sum(_BUTTON_BITS[b] for b in self._buttons),
+        }
+        if count:
+            event["clickCount"] = count
+        return event
+
+    # -- keyboard --------------------------------------------------------------------------
+    def _key(self, key: str, down: bool) -> None:
+        with self._lock:
+            bit = MODIFIER_BITS[key] if is_modifier(key) else 0
+            if down:
+                # A modifier's own keydown already reports it held, as from a keyboard.
+                self._modifiers |= bit
+                repeat = key in self._keys_down
+                self._keys_down.add(key)
+            else:
+                self._modifiers &= ~bit
+                repeat = False
+                self._keys_down.discard(key)
+            definition = key_definition(
+                key, shift_held=bool(self._modifiers & MODIFIER_BITS["shift"])
+            )
+            # Ctrl, Alt or Meta make a key a shortcut, which types nothing.
+            text = definition.text if down and not self._modifiers & _TEXT_BLOCKING else ""
+            event: dict[str, Any] = {
+                "type": ("keyDown" if text else "rawKeyDown") if down else "keyUp",
+                "key": definition.key,
+                "code": definition.code,
+                "windowsVirtualKeyCode": definition.key_code,
+                "nativeVirtualKeyCode": definition.key_code,
+                "location": definition.location,
+                "modifiers": self._modifiers,
+                "autoRepeat": repeat,
+            }
+            if text:
+                event["text"] = text
+                event["unmodifiedText"] = text
+            self._page.dispatch_key(event)
+
+    def type_text(self, text: str) -> None:
+        steps = plan_text(text)  # refuses untypeable characters before anything is sent
+        with self._lock:
+            for step in steps:
+                if isinstance(step, TextRun):
+                    self._page.insert_text(step.text)
+                elif isinstance(step, KeyPress):
+                    # Line breaks and tabs as their keys: Enter submits, Tab moves focus.
+                    self._key(step.key, True)
+                    self._key(step.key, False)

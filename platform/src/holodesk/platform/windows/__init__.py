@@ -1,0 +1,5 @@
+"""Windows internals of the `win32` backend; see `holodesk.platform.backends.win32`.
+
+Only `user32` touches the OS (ctypes.WinDLL) and is imported only on Windows; every
+other module here is pure logic, built and tested on any OS against a fake `WinApi`.
+"""

@@ -1,0 +1,1 @@
+"""Tests of the quartz backend's pure logic, against a fake of the macOS calls."""

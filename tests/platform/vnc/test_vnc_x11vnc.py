@@ -1,0 +1,68 @@
+"""The same backend against x11vnc: a VNC server attached to an X display that already runs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from holodesk.platform.base import Backend, MouseButton, Region
+from holodesk.platform.select import open_backend
+from tests.platform.vnc.servers import VncServer, x11vnc
+from tests.support.probe import CONTROL_MASK, ProbeApp, wheel_notches
+
+pytestmark = pytest.mark.vnc
+
+TEXT = "Héllo wörld ñ € 日本 $HOME"
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[VncServer]:
+    with x11vnc(1024, 768) as running:
+        yield running
+
+
+@pytest.fixture
+def backend(server: VncServer) -> Iterator[Backend]:
+    opened = open_backend("vnc", **server.options())
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def app(server: VncServer, tmp_path: Path) -> Iterator[ProbeApp]:
+    probe = ProbeApp.start(server.display, tmp_path / "probe.log")
+    yield probe
+    probe.stop()
+
+
+def test_pointer_events_arrive(backend: Backend, app: ProbeApp) -> None:
+    x, y = app.widgets["canvas"].center
+    backend.input.click(x, y, count=2, modifiers=["ctrl"])
+    backend.input.click(x, y, button=MouseButton.RIGHT)
+    backend.input.scroll(x, y, 1, -1)
+    app.wait_for(lambda events: len(wheel_notches(events)) == 2)
+    presses = [e for e in app.events("press") if e["num"] in (1, 3)]
+    assert [(p["num"], p["x_root"], p["y_root"]) for p in presses] == [
+        (1, x, y),
+        (1, x, y),
+        (3, x, y),
+    ]
+    assert presses[0]["state"] & CONTROL_MASK
+    assert wheel_notches(app.events()) == [(0, -1), (1, 0)]
+
+
+def test_unicode_text_arrives(backend: Backend, app: ProbeApp) -> None:
+    # x11vnc binds keysyms its keyboard lacks (-add_keysyms, its default).
+    backend.input.click(*app.widgets["entry"].center)
+    app.wait_for_event("focus", widget="entry")
+    backend.input.type_text(TEXT)
+    assert app.wait_for_entry(TEXT) == TEXT
+
+
+def test_capture(backend: Backend, app: ProbeApp) -> None:
+    assert backend.screen.displays()[0].bounds == Region(0, 0, 1024, 768)
+    swatch = app.widgets["swatch"]
+    image = backend.screen.grab(Region(swatch.x, swatch.y, swatch.width, swatch.height))
+    assert image.getcolors() == [(swatch.width * swatch.height, (255, 128, 0))]
