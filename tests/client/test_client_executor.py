@@ -10,6 +10,7 @@ from holodesk.client import actions as a
 from holodesk.client.capture import FrameCapturer
 from holodesk.client.executor import ActionExecutor
 from holodesk.client.frames import FrameSpec, SentFrame
+from holodesk.client.halt import Halt, HaltReason
 from holodesk.platform.backends import fake
 from holodesk.platform.base import MouseButton, Navigator
 from holodesk.platform.errors import NavigationError
@@ -208,7 +209,7 @@ def test_unsupported_action_fails_with_its_reason(executor: ActionExecutor) -> N
 def test_stop_interrupts_a_wait_and_releases_held_keys(
     backend: fake.FakeBackend, executor: ActionExecutor
 ) -> None:
-    stop = threading.Event()
+    stop = Halt()
     batch: list[a.Action] = [
         a.KeyDown(action_id="1", key="shift"),
         a.Wait(action_id="2", duration_ms=60_000),
@@ -222,7 +223,7 @@ def test_stop_interrupts_a_wait_and_releases_held_keys(
         if backend.input.held()[0]:
             break
         threading.Event().wait(0.001)
-    stop.set()
+    stop.trigger(HaltReason.USER, "stop pressed")
     worker.join(30)
     assert not worker.is_alive()
     assert _statuses(results) == [OK, FAILED, SKIPPED]

@@ -17,6 +17,16 @@ loader of the hub layout) reads like `Hcompany/Holotron-12B`:
 - A byte-level BPE tokenizer trained here on generated text, with the special
   tokens `<img>`, `</img>`, `<image>` and a ChatML chat template.
 
+`tiny_nemotron_vl_for_transformers(model, folder)` writes the same weights and
+tokenizer as a checkpoint transformers loads natively (its `nemotron_h_omni`
+class has the same module layout and renames the hub keys on load), with a
+small processor class the checkpoint names in `auto_map`, as the real
+checkpoint does (load with trust_remote_code=True).
+
+`build_tiny_qwen2_vl(folder)` writes a tiny random Qwen2-VL (a native
+architecture of both vLLM and transformers), float32, with a tokenizer trained
+here: the model on which the two engines agree token for token.
+
 Nothing is downloaded. Random weights give gibberish: tests check the path.
 """
 
@@ -131,29 +141,46 @@ def build_tiny_nemotron_vl(folder: str | Path, spec: TinyNemotronSpec | None = N
 
 
 def _write_tokenizer(path: Path, spec: TinyNemotronSpec) -> dict[str, int]:
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-
-    tokenizer = Tokenizer(models.BPE(unk_token="<unk>"))
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=spec.vocab_size,
-        special_tokens=list(SPECIAL_TOKENS),
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    tokenizer.train_from_iterator(_corpus(spec.seed), trainer)
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tokenizer,
+    return _train_tokenizer(
+        path,
+        spec.vocab_size,
+        spec.seed,
+        SPECIAL_TOKENS,
+        CHAT_TEMPLATE,
         unk_token="<unk>",
         bos_token="<s>",
         eos_token="<|im_end|>",
         pad_token="</s>",
     )
-    fast.chat_template = CHAT_TEMPLATE
+
+
+def _train_tokenizer(
+    path: Path,
+    vocab_size: int,
+    seed: int,
+    special_tokens: tuple[str, ...],
+    chat_template: str,
+    **named_tokens: str,
+) -> dict[str, int]:
+    """A byte-level BPE tokenizer trained on generated text, saved into `path`;
+    returns the special tokens' ids and the tokenizer's size ("vocab_size")."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tokenizer = Tokenizer(models.BPE(unk_token=named_tokens.get("unk_token")))
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=list(special_tokens),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tokenizer.train_from_iterator(_corpus(seed), trainer)
+    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, **named_tokens)
+    fast.chat_template = chat_template
     fast.save_pretrained(str(path))
-    ids = {token: int(fast.convert_tokens_to_ids(token)) for token in SPECIAL_TOKENS}
+    ids = {token: int(fast.convert_tokens_to_ids(token)) for token in special_tokens}
     ids["vocab_size"] = len(fast)
     return ids
 
@@ -361,3 +388,225 @@ def _config(spec: TinyNemotronSpec, tokens: dict[str, int], vocab: int) -> dict[
         },
         "llm_config": llm_config,
     }
+
+
+# --- the same tiny model for transformers' native class ---------------------------------
+
+PROCESSOR_MODULE = "processing_tiny_holotron"
+PROCESSOR_CLASS = "TinyHolotronProcessor"
+# transformers' own processor for this module layout also wants an audio feature
+# extractor (librosa); the checkpoint's processor is images and text only, which is
+# what the real checkpoint's remote-code processor is too.
+PROCESSOR_SOURCE = '''"""Images-and-text processor of a tiny Holotron-architecture checkpoint (holodesk tests)."""
+
+from transformers.models.nemotron_h_omni.processing_nemotron_h_omni import (
+    NemotronH_Omni_Reasoning_V3Processor,
+)
+from transformers.processing_utils import ProcessorMixin
+
+
+class TinyHolotronProcessor(NemotronH_Omni_Reasoning_V3Processor):
+    def __init__(self, image_processor=None, tokenizer=None, chat_template=None, **kwargs):
+        self.video_temporal_patch_dim = 2
+        self.image_token = "<image>"
+        self.image_start_token = "<img>"
+        self.image_end_token = "</img>"
+        self.image_token_id = tokenizer.convert_tokens_to_ids(self.image_token)
+        ProcessorMixin.__init__(self, image_processor, tokenizer, chat_template=chat_template)
+'''
+
+
+def tiny_nemotron_vl_for_transformers(model: TinyModel, folder: str | Path) -> Path:
+    """The tiny checkpoint as transformers' `nemotron_h_omni` (same weights and tokenizer).
+
+    The config is converted (hub `llm_config` -> `text_config`, the RADIO sizes as a
+    `radio` config); weights and tokenizer files are linked, not copied. Images go
+    through that class's own processor (dynamic resolution in 16 px patches, 2x2
+    pixel shuffle), not Nemotron Nano VL's 512 px tiles: the path is the same, the
+    number of image tokens differs from vLLM's.
+    """
+    from transformers.models.nemotron_h_omni import NemotronH_Omni_Reasoning_V3ImageProcessor
+
+    source = json.loads((model.path / "config.json").read_text(encoding="utf-8"))
+    spec = model.spec
+    path = Path(folder)
+    path.mkdir(parents=True, exist_ok=True)
+    llm = {k: v for k, v in source["llm_config"].items() if k not in ("architectures", "torch_dtype")}
+    cls_tokens = spec.vit_teachers
+    config = {
+        "architectures": ["NemotronH_Omni_Reasoning_V3"],
+        "model_type": "nemotron_h_omni",
+        "auto_map": {"AutoProcessor": f"{PROCESSOR_MODULE}.{PROCESSOR_CLASS}"},
+        "dtype": "float32",
+        "text_config": llm,
+        "vision_config": {
+            "model_type": "radio",
+            "hidden_size": spec.vit_hidden,
+            "num_hidden_layers": spec.vit_layers,
+            "num_attention_heads": spec.vit_heads,
+            "mlp_ratio": spec.vit_mlp / spec.vit_hidden,
+            "patch_size": spec.patch_size,
+            "max_img_size": spec.vit_max_size,
+            "num_cls_tokens": cls_tokens,
+            "num_registers": spec.vit_register_multiple - cls_tokens % spec.vit_register_multiple,
+            "norm_mean": source["norm_mean"],
+            "norm_std": source["norm_std"],
+            # The class insists on a video patch size; its weights are simply missing.
+            "video_temporal_patch_size": 2,
+        },
+        "force_image_size": spec.tile_size,
+        "downsample_ratio": source["downsample_ratio"],
+        "projector_hidden_size": spec.projector_hidden,
+        "vision_hidden_size": spec.vit_hidden,
+        "image_token_id": source["img_context_token_id"],
+        "eos_token_id": source["eos_token_id"],
+    }
+    (path / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+    for name in ("model.safetensors", "tokenizer.json", "tokenizer_config.json"):
+        link = path / name
+        if not link.exists():
+            link.symlink_to((model.path / name).resolve())
+    for extra in model.path.glob("*.jinja"):
+        if not (path / extra.name).exists():
+            (path / extra.name).symlink_to(extra.resolve())
+    (path / f"{PROCESSOR_MODULE}.py").write_text(PROCESSOR_SOURCE, encoding="utf-8")
+    images = NemotronH_Omni_Reasoning_V3ImageProcessor(
+        norm_mean=source["norm_mean"], norm_std=source["norm_std"]
+    )
+    images.save_pretrained(str(path))
+    processor = {
+        "processor_class": PROCESSOR_CLASS,
+        "auto_map": {"AutoProcessor": f"{PROCESSOR_MODULE}.{PROCESSOR_CLASS}"},
+    }
+    (path / "processor_config.json").write_text(json.dumps(processor), encoding="utf-8")
+    return path
+
+
+# --- a tiny Qwen2-VL --------------------------------------------------------------------
+
+QWEN_SPECIAL_TOKENS = (
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|vision_start|>",
+    "<|vision_end|>",
+    "<|image_pad|>",
+    "<|video_pad|>",
+)
+QWEN_CHAT_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
+    "{% if message['content'] is string %}{{ message['content'] }}"
+    "{% else %}{% for part in message['content'] %}"
+    "{% if part['type'] == 'image' %}<|vision_start|><|image_pad|><|vision_end|>"
+    "{% else %}{{ part['text'] }}{% endif %}"
+    "{% endfor %}{% endif %}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+@dataclass(frozen=True)
+class TinyQwen2VLSpec:
+    """Sizes of the tiny Qwen2-VL. head_dim 32 is one vLLM's CPU attention has;
+    mrope_section sums to head_dim / 2."""
+
+    vocab_size: int = 1024
+    hidden_size: int = 64
+    layers: int = 2
+    attention_heads: int = 2
+    kv_heads: int = 1
+    mlp_size: int = 128
+    mrope_section: tuple[int, int, int] = (4, 6, 6)
+    vit_depth: int = 2
+    vit_embed: int = 32
+    vit_heads: int = 2
+    # The image processor's bounds; 14 px patches merged 2x2, so factor 28.
+    min_pixels: int = 56 * 56
+    max_pixels: int = 1280 * 28 * 28
+    max_positions: int = 16384
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class TinyQwenModel:
+    path: Path
+    spec: TinyQwen2VLSpec
+    parameters: int
+    image_token_id: int
+
+
+def build_tiny_qwen2_vl(folder: str | Path, spec: TinyQwen2VLSpec | None = None) -> TinyQwenModel:
+    """Write a tiny random float32 Qwen2-VL checkpoint (processor included) into `folder`."""
+    import torch
+    from transformers import (
+        AutoTokenizer,
+        Qwen2VLConfig,
+        Qwen2VLForConditionalGeneration,
+        Qwen2VLImageProcessor,
+        Qwen2VLProcessor,
+        Qwen2VLVideoProcessor,
+    )
+
+    spec = spec or TinyQwen2VLSpec()
+    path = Path(folder)
+    path.mkdir(parents=True, exist_ok=True)
+    tokens = _train_tokenizer(
+        path,
+        spec.vocab_size,
+        spec.seed,
+        QWEN_SPECIAL_TOKENS,
+        QWEN_CHAT_TEMPLATE,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+    )
+    head_dim = spec.hidden_size // spec.attention_heads
+    if sum(spec.mrope_section) * 2 != head_dim:
+        raise ValueError(f"mrope_section {spec.mrope_section} must sum to head_dim/2 ({head_dim})")
+    config = Qwen2VLConfig(
+        text_config={
+            "vocab_size": tokens["vocab_size"],
+            "hidden_size": spec.hidden_size,
+            "intermediate_size": spec.mlp_size,
+            "num_hidden_layers": spec.layers,
+            "num_attention_heads": spec.attention_heads,
+            "num_key_value_heads": spec.kv_heads,
+            "max_position_embeddings": spec.max_positions,
+            "rope_parameters": {
+                "rope_type": "default",
+                "rope_theta": 10000.0,
+                "mrope_section": list(spec.mrope_section),
+            },
+            "bos_token_id": tokens["<|endoftext|>"],
+            "eos_token_id": tokens["<|im_end|>"],
+            "pad_token_id": tokens["<|endoftext|>"],
+        },
+        vision_config={
+            "depth": spec.vit_depth,
+            "embed_dim": spec.vit_embed,
+            "hidden_size": spec.hidden_size,
+            "num_heads": spec.vit_heads,
+            "mlp_ratio": 4,
+        },
+        image_token_id=tokens["<|image_pad|>"],
+        video_token_id=tokens["<|video_pad|>"],
+        vision_start_token_id=tokens["<|vision_start|>"],
+        vision_end_token_id=tokens["<|vision_end|>"],
+        eos_token_id=tokens["<|im_end|>"],
+        pad_token_id=tokens["<|endoftext|>"],
+        tie_word_embeddings=False,
+        dtype="float32",
+    )
+    torch.manual_seed(spec.seed)
+    model = Qwen2VLForConditionalGeneration(config)
+    model.save_pretrained(str(path))
+    model.generation_config.save_pretrained(str(path))
+    processor = Qwen2VLProcessor(
+        image_processor=Qwen2VLImageProcessor(
+            min_pixels=spec.min_pixels, max_pixels=spec.max_pixels
+        ),
+        tokenizer=AutoTokenizer.from_pretrained(str(path)),
+        video_processor=Qwen2VLVideoProcessor(),
+        chat_template=QWEN_CHAT_TEMPLATE,
+    )
+    processor.save_pretrained(str(path))
+    parameters = sum(int(p.numel()) for p in model.parameters())
+    return TinyQwenModel(path, spec, parameters, tokens["<|image_pad|>"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +13,9 @@ from holodesk.platform.select import open_backend
 from tests.platform.vnc.rfb_server import FakeRfbServer
 from tests.platform.vnc.servers import VncServer, xvnc
 from tests.support.probe import ProbeApp
+
+# These import python-xlib, a Linux-only dependency; the rest skip without Xvnc.
+collect_ignore_glob = [] if sys.platform.startswith("linux") else ["test_vnc_capture.py", "bench_*"]
 
 
 @pytest.fixture(scope="session")

@@ -98,6 +98,9 @@ class FakeRfbServer:
 
     def stop(self) -> None:
         if self._listener is not None:
+            # shutdown() wakes a thread blocked in accept(); close() alone does not.
+            with contextlib.suppress(OSError):
+                self._listener.shutdown(socket.SHUT_RDWR)
             self._listener.close()
         self.drop()
         if self._thread is not None:

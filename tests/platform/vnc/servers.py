@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+import numpy as np
 import pytest
 from cryptography.hazmat.decrepit.ciphers.algorithms import TripleDES
 from cryptography.hazmat.primitives.ciphers import Cipher, modes
+from PIL import Image
 
 from holodesk.platform.virtual_display import VirtualDisplay
 
@@ -199,3 +201,9 @@ def _read_display(read_fd: int, process: subprocess.Popen[bytes], log: IO[bytes]
 def _tail(log: IO[bytes]) -> str:
     log.seek(0)
     return log.read()[-2000:].decode(errors="replace").strip() or "no output"
+
+
+def solid_colour(image: Image.Image) -> tuple[int, ...] | None:
+    """The one colour of an image, or None when it has several."""
+    unique = np.unique(np.asarray(image.convert("RGB")).reshape(-1, 3), axis=0)
+    return tuple(int(value) for value in unique[0]) if len(unique) == 1 else None

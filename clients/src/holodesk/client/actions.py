@@ -150,6 +150,8 @@ class ActionStatus(enum.Enum):
     FAILED = "failed"
     REJECTED = "rejected"
     SKIPPED = "skipped"
+    # Never started: the batch never arrived, or the stream dropped first (resume reports it).
+    NOT_DELIVERED = "not_delivered"
 
 
 @dataclass(frozen=True)

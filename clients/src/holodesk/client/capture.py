@@ -2,18 +2,21 @@
 
 The client shrinks frames to the daemon's FrameSpec before sending, so no byte is
 spent on pixels the model never sees; the SentFrame records exactly what was sent
-so that action coordinates can be mapped back later.
+so that action coordinates can be mapped back later. Redacted regions are
+painted black first, at full resolution, so none of their pixels is ever encoded.
 """
 
 from __future__ import annotations
 
 import io
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from PIL import Image
 
 from holodesk.client.frames import Encoding, FrameSpec, SentFrame
+from holodesk.client.safety.redact import redact
 from holodesk.platform.base import DisplayInfo, Region, ScreenSource
 
 ALL_DISPLAYS = "all"
@@ -86,11 +89,21 @@ def encode_within(image: Image.Image, spec: FrameSpec) -> bytes:
 class FrameCapturer:
     """Captures frames of one display, or of the whole virtual desktop."""
 
-    def __init__(self, screen: ScreenSource, spec: FrameSpec, display: str | None = None) -> None:
-        """`display`: a display id, ALL_DISPLAYS, or None for the primary display."""
+    def __init__(
+        self,
+        screen: ScreenSource,
+        spec: FrameSpec,
+        display: str | None = None,
+        redacted: Sequence[Region] = (),
+    ) -> None:
+        """`display`: a display id, ALL_DISPLAYS, or None for the primary display.
+
+        `redacted`: desktop regions (physical pixels) blacked out of every frame.
+        """
         self._screen = screen
         self._spec = spec
         self._display = display
+        self._redacted = tuple(redacted)
 
     @property
     def spec(self) -> FrameSpec:
@@ -114,6 +127,7 @@ class FrameCapturer:
         image = self._screen.grab(region)
         if image.mode != "RGB":
             image = image.convert("RGB")
+        image = redact(image, region, self._redacted)
         width, height = fit_size(
             region.width, region.height, self._spec.max_width, self._spec.max_height
         )

@@ -1,12 +1,24 @@
-"""Opens the gRPC channel to a daemon: TLS unless the daemon is on this machine."""
+"""Opens the gRPC channel to a daemon: TLS unless the daemon is on this machine.
+
+Credentials: a bearer token (`authorization: Bearer ...` on every call) and, for
+mTLS, a client certificate. Over TLS the token travels as call credentials; gRPC
+refuses call credentials on a plaintext channel, so for a loopback or Unix-socket
+daemon an interceptor adds the same header. A token is never sent in plaintext
+to another machine.
+"""
 
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import AsyncIterable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import grpc
 import grpc.aio
+
+from holodesk.client.credentials import BearerToken
 
 # Frames are encoded to the daemon's FrameSpec first; this bounds what a bug could send.
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
@@ -17,12 +29,35 @@ KEEPALIVE_TIME_MS = 60_000
 KEEPALIVE_TIMEOUT_MS = 20_000
 
 
-def channel_options(max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> list[tuple[str, int]]:
+class ChannelError(ValueError):
+    """The channel settings cannot work (missing file, token over plaintext ...)."""
+
+
+@dataclass(frozen=True)
+class ChannelSettings:
+    # None: plaintext for loopback and Unix-socket targets, TLS for anything else.
+    insecure: bool | None = None
+    # PEM roots that sign the daemon's certificate (default: the system's).
+    ca_cert: Path | None = None
+    # mTLS: this client's certificate chain and private key (PEM), both or neither.
+    client_cert: Path | None = None
+    client_key: Path | None = None
+    token: BearerToken | None = None
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    keepalive_time_ms: int = KEEPALIVE_TIME_MS
+    keepalive_timeout_ms: int = KEEPALIVE_TIMEOUT_MS
+
+
+def channel_options(
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    keepalive_time_ms: int = KEEPALIVE_TIME_MS,
+    keepalive_timeout_ms: int = KEEPALIVE_TIMEOUT_MS,
+) -> list[tuple[str, int]]:
     return [
         ("grpc.max_send_message_length", max_message_bytes),
         ("grpc.max_receive_message_length", max_message_bytes),
-        ("grpc.keepalive_time_ms", KEEPALIVE_TIME_MS),
-        ("grpc.keepalive_timeout_ms", KEEPALIVE_TIMEOUT_MS),
+        ("grpc.keepalive_time_ms", keepalive_time_ms),
+        ("grpc.keepalive_timeout_ms", keepalive_timeout_ms),
         ("grpc.keepalive_permit_without_calls", 0),
     ]
 
@@ -49,21 +84,103 @@ def is_loopback(target: str) -> bool:
         return False
 
 
-def open_channel(
-    target: str,
-    *,
-    insecure: bool | None = None,
-    root_certificates: Path | None = None,
-    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-) -> grpc.aio.Channel:
-    """`insecure=None`: plaintext for loopback targets, TLS for anything else."""
+def check_settings(target: str, settings: ChannelSettings) -> bool:
+    """Whether the channel will be plaintext; ChannelError if the settings cannot work."""
     if not target:
-        raise ValueError("no daemon address given (expected HOST:PORT)")
-    options = channel_options(max_message_bytes)
-    if insecure is None:
-        insecure = is_loopback(target)
+        raise ChannelError("no daemon address given (expected HOST:PORT or unix:/path)")
+    if (settings.client_cert is None) != (settings.client_key is None):
+        raise ChannelError("mTLS needs both a client certificate and its private key")
+    insecure = is_loopback(target) if settings.insecure is None else settings.insecure
+    if insecure and settings.client_cert is not None:
+        raise ChannelError("a client certificate needs TLS: drop --insecure")
+    if insecure and settings.token is not None and not is_loopback(target):
+        raise ChannelError(
+            f"refusing to send the token in plaintext to {host_of(target)}: "
+            "anyone on the network could read it; use TLS (drop --insecure)"
+        )
+    if not insecure:
+        for path, what in (
+            (settings.ca_cert, "CA certificate"),
+            (settings.client_cert, "client certificate"),
+            (settings.client_key, "client key"),
+        ):
+            _read(path, what)
+    return insecure
+
+
+def open_channel(target: str, settings: ChannelSettings | None = None) -> grpc.aio.Channel:
+    settings = settings or ChannelSettings()
+    insecure = check_settings(target, settings)
+    options = channel_options(
+        settings.max_message_bytes, settings.keepalive_time_ms, settings.keepalive_timeout_ms
+    )
     if insecure:
-        return grpc.aio.insecure_channel(target, options=options)
-    roots = root_certificates.read_bytes() if root_certificates else None
-    credentials = grpc.ssl_channel_credentials(root_certificates=roots)
+        interceptors: list[grpc.aio.ClientInterceptor] = []
+        if settings.token is not None:
+            interceptors.append(BearerInterceptor(settings.token))
+        return grpc.aio.insecure_channel(target, options=options, interceptors=interceptors)
+    credentials = grpc.ssl_channel_credentials(
+        root_certificates=_read(settings.ca_cert, "CA certificate"),
+        private_key=_read(settings.client_key, "client key"),
+        certificate_chain=_read(settings.client_cert, "client certificate"),
+    )
+    if settings.token is not None:
+        credentials = grpc.composite_channel_credentials(
+            credentials, grpc.access_token_call_credentials(settings.token.value)
+        )
     return grpc.aio.secure_channel(target, credentials, options=options)
+
+
+def _read(path: Path | None, what: str) -> bytes | None:
+    if path is None:
+        return None
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        raise ChannelError(f"cannot read the {what} {path}: {error.strerror}") from None
+
+
+# grpc ships no type hints, hence the ignores.
+class BearerInterceptor(
+    grpc.aio.UnaryUnaryClientInterceptor,  # type: ignore[misc]
+    grpc.aio.UnaryStreamClientInterceptor,  # type: ignore[misc]
+    grpc.aio.StreamUnaryClientInterceptor,  # type: ignore[misc]
+    grpc.aio.StreamStreamClientInterceptor,  # type: ignore[misc]
+):
+    """Adds `authorization: Bearer <token>` to every call of a plaintext local channel."""
+
+    def __init__(self, token: BearerToken) -> None:
+        self._header = token.header
+
+    def _details(self, details: grpc.aio.ClientCallDetails) -> grpc.aio.ClientCallDetails:
+        metadata = grpc.aio.Metadata(*(details.metadata or ()))
+        metadata.add(*self._header)
+        return grpc.aio.ClientCallDetails(
+            details.method, details.timeout, metadata, details.credentials, details.wait_for_ready
+        )
+
+    async def intercept_unary_unary(
+        self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails, request: Any
+    ) -> Any:
+        return await continuation(self._details(client_call_details), request)
+
+    async def intercept_unary_stream(
+        self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails, request: Any
+    ) -> Any:
+        return await continuation(self._details(client_call_details), request)
+
+    async def intercept_stream_unary(
+        self,
+        continuation: Any,
+        client_call_details: grpc.aio.ClientCallDetails,
+        request_iterator: AsyncIterable[Any] | None,
+    ) -> Any:
+        return await continuation(self._details(client_call_details), request_iterator)
+
+    async def intercept_stream_stream(
+        self,
+        continuation: Any,
+        client_call_details: grpc.aio.ClientCallDetails,
+        request_iterator: AsyncIterable[Any] | None,
+    ) -> Any:
+        return await continuation(self._details(client_call_details), request_iterator)

@@ -39,6 +39,7 @@ _STATUSES = {
     a.ActionStatus.FAILED: action_pb2.ACTION_STATUS_FAILED,
     a.ActionStatus.REJECTED: action_pb2.ACTION_STATUS_REJECTED,
     a.ActionStatus.SKIPPED: action_pb2.ACTION_STATUS_SKIPPED,
+    a.ActionStatus.NOT_DELIVERED: action_pb2.ACTION_STATUS_NOT_DELIVERED,
 }
 _STATUSES_BACK = {v: k for k, v in _STATUSES.items()}
 _OUTCOMES = {
@@ -350,6 +351,7 @@ def session_start(
     encodings: tuple[Encoding, ...],
     max_steps: int,
     policy: str,
+    resume_token: str = "",
 ) -> agent_pb2.RunSessionRequest:
     return agent_pb2.RunSessionRequest(
         start=agent_pb2.SessionStart(
@@ -359,6 +361,7 @@ def session_start(
             encodings=[encoding_to_proto(e) for e in encodings],
             max_steps=max_steps,
             policy=policy,
+            resume_token=resume_token,
         )
     )
 
@@ -385,6 +388,9 @@ def started_from_proto(started: agent_pb2.SessionStarted) -> Started:
         frame_spec=frame_spec_from_proto(started.frame_spec),
         policy=started.policy,
         max_steps=started.max_steps,
+        resumed=started.resumed,
+        step=started.step,
+        pending_action_ids=tuple(started.pending_action_ids),
     )
 
 

@@ -24,6 +24,11 @@ class Started:
     frame_spec: FrameSpec
     policy: str
     max_steps: int
+    # On resume: this stream continues the session; `step` is the last step the daemon
+    # sent and `pending_action_ids` the actions of it whose results it never received.
+    resumed: bool = False
+    step: int = 0
+    pending_action_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -32,3 +37,32 @@ class Ended:
     answer: str = ""
     reason: str = ""
     steps: int = 0
+
+
+@dataclass(frozen=True)
+class Reconnecting:
+    """The stream dropped mid-session: nothing runs; after `delay_s` the client resumes."""
+
+    attempt: int
+    max_attempts: int
+    delay_s: float
+    cause: str
+
+
+@dataclass(frozen=True)
+class Resumed:
+    """A new stream continues the session; `reported` results answered the daemon's pending ids."""
+
+    session_id: str
+    step: int
+    reported: int
+
+
+@dataclass(frozen=True)
+class SafetyNotice:
+    """Something the user should know about a safety feature (e.g. no hotkey available)."""
+
+    message: str
+
+
+Notice = Reconnecting | Resumed | SafetyNotice

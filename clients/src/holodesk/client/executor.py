@@ -1,22 +1,28 @@
 """Executes a batch of actions through the platform's input driver.
 
-Rules from the contract: actions run in order; after the first failure the rest
-are SKIPPED; an action id is executed at most once, ever (a repeat reports the
-original result); done / fail / ask_user are acknowledged here and handled by
-the session. Whenever a batch stops early, everything held down is released.
+Rules from the contract: actions run in order; after the first failure or
+rejection the rest are SKIPPED; an action id is executed at most once, ever (a
+repeat reports the original result, and the record survives reconnects);
+done / fail / ask_user are acknowledged here and handled by the session.
+
+The halt is checked before every action: once the stream is lost, nothing more
+starts (NOT_DELIVERED); after a stop, the rest is SKIPPED. The running action
+completes (a wait is cut short). Whenever a batch stops early, everything held
+down is released.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from holodesk.client import actions as a
 from holodesk.client.frames import SentFrame
 from holodesk.client.geometry import map_point
+from holodesk.client.halt import Halt, HaltReason, HaltState
 from holodesk.platform.base import Backend, DisplayInfo
 from holodesk.platform.keys import normalize_key
 
@@ -30,6 +36,20 @@ class BatchReport:
     results: list[a.ActionResult]
     # The done / fail / ask_user the batch reached (acknowledged OK), if any.
     control: a.ControlAction | None = None
+    # Set when releasing held input after an early stop failed.
+    release_error: str = ""
+
+
+class Guard(Protocol):
+    """The safety rules (holodesk.client.safety.SafetyGuard), asked before each action."""
+
+    def admit(self, action: a.Action, halt: Halt) -> str:
+        """Why the action is rejected, or '' to run it."""
+        ...
+
+    def ran(self, action: a.Action) -> None:
+        """Called after an action ran or tried to."""
+        ...
 
 
 class ActionError(Exception):
@@ -37,7 +57,10 @@ class ActionError(Exception):
 
 
 class StoppedError(Exception):
-    """The user stopped the session while an action was running."""
+    """A halt came while an action (a wait) was running."""
+
+
+NEVER_RECEIVED = "this client never received it"
 
 
 class ActionExecutor:
@@ -45,10 +68,12 @@ class ActionExecutor:
         self,
         backend: Backend,
         *,
+        guard: Guard | None = None,
         max_wait_ms: int = MAX_WAIT_MS,
         frames_kept: int = FRAMES_KEPT,
     ) -> None:
         self._backend = backend
+        self._guard = guard
         self._max_wait_ms = max_wait_ms
         self._frames_kept = frames_kept
         self._frames: OrderedDict[str, SentFrame] = OrderedDict()
@@ -64,6 +89,14 @@ class ActionExecutor:
         """Replace the recorded result of an action the session completed itself (ask_user)."""
         self._executed[result.action_id] = result
 
+    def results_for(self, action_ids: Iterable[str]) -> list[a.ActionResult]:
+        """What became of these actions (a resume): recorded results, NOT_DELIVERED for unknowns."""
+        return [
+            self._executed.get(action_id)
+            or a.ActionResult(action_id, a.ActionStatus.NOT_DELIVERED, NEVER_RECEIVED)
+            for action_id in action_ids
+        ]
+
     def release_all(self) -> str:
         """Release held input; returns the error text if that failed, else ''."""
         try:
@@ -72,10 +105,8 @@ class ActionExecutor:
             return f"releasing held input failed: {error}"
         return ""
 
-    def execute(
-        self, actions: Sequence[a.Action], stop: threading.Event | None = None
-    ) -> BatchReport:
-        stop = stop or threading.Event()
+    def execute(self, actions: Sequence[a.Action], halt: Halt | None = None) -> BatchReport:
+        halt = halt or Halt()
         results: list[a.ActionResult] = []
         control: a.ControlAction | None = None
         skip_reason = ""
@@ -87,51 +118,72 @@ class ActionExecutor:
                 if original.status is not a.ActionStatus.OK and not skip_reason:
                     skip_reason = f"action {action.action_id!r} failed earlier"
                 continue
-            if not skip_reason and stop.is_set():
-                skip_reason = "the session was stopped"
+            state = halt.state
             if skip_reason:
-                results.append(
-                    a.ActionResult(action.action_id, a.ActionStatus.SKIPPED, skip_reason)
-                )
-                continue
-            if isinstance(action, a.Done | a.Fail | a.AskUser):
-                control = action
-                result = a.ActionResult(action.action_id, a.ActionStatus.OK)
-                skip_reason = f"follows {type(action).__name__.lower()}, which ends the batch"
+                result = a.ActionResult(action.action_id, a.ActionStatus.SKIPPED, skip_reason)
+            elif state is not None:
+                result = _not_started(action, state)
+            elif isinstance(action, a.Done | a.Fail | a.AskUser):
+                result = self._acknowledge(action, halt)
+                if result.status is a.ActionStatus.OK:
+                    control = action
+                    skip_reason = f"follows {type(action).__name__.lower()}, which ends the batch"
+                else:
+                    skip_reason = f"an earlier action ({action.action_id!r}) was rejected"
             else:
                 if displays is None and action.frame_id:
                     displays = self._backend.screen.displays()
-                result = self._run_one(action, displays or [], stop)
-                if result.status is not a.ActionStatus.OK:
-                    skip_reason = f"an earlier action ({action.action_id!r}) failed"
+                result = self._run_one(action, displays or [], halt)
+                if result.status in (a.ActionStatus.FAILED, a.ActionStatus.REJECTED):
+                    verb = "failed" if result.status is a.ActionStatus.FAILED else "was rejected"
+                    skip_reason = f"an earlier action ({action.action_id!r}) {verb}"
             if action.action_id:
                 self._executed[action.action_id] = result
             results.append(result)
-        return BatchReport(results, control)
+        release_error = ""
+        stopped_early = bool(skip_reason and control is None) or halt.is_set()
+        if stopped_early and any(self._backend.input.held()):
+            # Whatever the batch meant to do with a held key, it will not happen now.
+            release_error = self.release_all()
+        return BatchReport(results, control, release_error)
 
-    def _run_one(
-        self, action: a.Action, displays: list[DisplayInfo], stop: threading.Event
-    ) -> a.ActionResult:
+    def _acknowledge(self, action: a.ControlAction, halt: Halt) -> a.ActionResult:
+        rejection = self._guard.admit(action, halt) if self._guard is not None else ""
+        if rejection:
+            return a.ActionResult(action.action_id, a.ActionStatus.REJECTED, rejection)
+        return a.ActionResult(action.action_id, a.ActionStatus.OK)
+
+    def _run_one(self, action: a.Action, displays: list[DisplayInfo], halt: Halt) -> a.ActionResult:
         started = time.monotonic()
         try:
             if not action.action_id:
                 raise ActionError("the action has no action_id")
-            run = self._prepare(action, displays, stop)
+            run = self._prepare(action, displays, halt)
         except (ActionError, ValueError) as error:
             # Rejected before any input was sent: nothing can be held.
             return a.ActionResult(action.action_id, a.ActionStatus.FAILED, str(error))
+        if self._guard is not None:
+            rejection = self._guard.admit(action, halt)
+            if rejection:
+                return a.ActionResult(action.action_id, a.ActionStatus.REJECTED, rejection)
+        state = halt.state
+        if state is not None:  # came while the guard waited (rate limit, confirmation)
+            return _not_started(action, state)
         try:
             run()
         except Exception as error:
             message = str(error) or type(error).__name__
             if isinstance(error, StoppedError):
-                message = "stopped by the user"
+                message = _interrupted(halt.state)
             release_error = self.release_all()
             if release_error:
                 message = f"{message}; {release_error}"
             return a.ActionResult(
                 action.action_id, a.ActionStatus.FAILED, message, _elapsed_ms(started)
             )
+        finally:
+            if self._guard is not None:
+                self._guard.ran(action)
         return a.ActionResult(action.action_id, a.ActionStatus.OK, "", _elapsed_ms(started))
 
     def _point(
@@ -147,7 +199,7 @@ class ActionExecutor:
         return map_point(frame, point.x, point.y, displays)
 
     def _prepare(
-        self, action: a.Action, displays: list[DisplayInfo], stop: threading.Event
+        self, action: a.Action, displays: list[DisplayInfo], halt: Halt
     ) -> Callable[[], None]:
         """Validate everything first and return the input to send, so a bad action sends none."""
         driver = self._backend.input
@@ -203,7 +255,7 @@ class ActionExecutor:
             seconds = action.duration_ms / 1000
 
             def wait() -> None:
-                if stop.wait(seconds):
+                if halt.wait(seconds):
                     raise StoppedError
 
             return wait
@@ -230,6 +282,26 @@ class ActionExecutor:
             driver.key_chord(["enter"])
 
         return type_into_address_bar
+
+
+def _not_started(action: a.Action, state: HaltState) -> a.ActionResult:
+    if state.reason is HaltReason.LINK_LOST:
+        return a.ActionResult(
+            action.action_id,
+            a.ActionStatus.NOT_DELIVERED,
+            "not started: the stream to the daemon dropped",
+        )
+    return a.ActionResult(
+        action.action_id, a.ActionStatus.SKIPPED, f"the session was stopped: {state.message}"
+    )
+
+
+def _interrupted(state: HaltState | None) -> str:
+    if state is None or state.reason is HaltReason.USER:
+        return "stopped by the user"
+    if state.reason is HaltReason.LINK_LOST:
+        return "interrupted: the stream to the daemon dropped"
+    return f"stopped: {state.message}"
 
 
 def _elapsed_ms(started: float) -> int:

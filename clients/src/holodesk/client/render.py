@@ -6,7 +6,14 @@ from rich.console import Console
 from rich.markup import escape
 
 from holodesk.client import actions as a
-from holodesk.client.events import Outcome, Started
+from holodesk.client.events import (
+    Notice,
+    Outcome,
+    Reconnecting,
+    Resumed,
+    SafetyNotice,
+    Started,
+)
 from holodesk.client.outcome import SessionOutcome, StepRecord
 
 _STATUS_STYLE = {
@@ -14,6 +21,7 @@ _STATUS_STYLE = {
     a.ActionStatus.FAILED: "red",
     a.ActionStatus.REJECTED: "red",
     a.ActionStatus.SKIPPED: "yellow",
+    a.ActionStatus.NOT_DELIVERED: "yellow",
 }
 _OUTCOME_STYLE = {
     Outcome.SUCCEEDED: "bold green",
@@ -93,6 +101,20 @@ class Printer:
             f"[bold]session[/] {escape(started.session_id)}  policy {escape(started.policy)}"
             f"  frames <= {box} {spec.encoding.value}"
         )
+
+    def notice(self, notice: Notice) -> None:
+        if isinstance(notice, Reconnecting):
+            self.progress.print(
+                f"[yellow]connection lost[/] ({escape(notice.cause)}); resuming in "
+                f"{notice.delay_s:.1f} s (attempt {notice.attempt} of {notice.max_attempts})"
+            )
+        elif isinstance(notice, Resumed):
+            self.progress.print(
+                f"[green]resumed[/] session {escape(notice.session_id)} at step {notice.step}"
+                f" ({notice.reported} pending result(s) reported)"
+            )
+        elif isinstance(notice, SafetyNotice):
+            self.progress.print(f"[yellow]safety:[/] {escape(notice.message)}")
 
     def step(self, record: StepRecord) -> None:
         by_id = {r.action_id: r for r in record.results}

@@ -9,12 +9,28 @@ import sys
 from pathlib import Path
 
 from holodesk.client.capture import ALL_DISPLAYS, CaptureError, find_display
+from holodesk.client.channel import ChannelError, ChannelSettings, check_settings
 from holodesk.client.cli import Command
+from holodesk.client.credentials import (
+    TOKEN_FILE_ENV,
+    CredentialsError,
+    read_token_file,
+    token_file_from_env,
+)
 from holodesk.client.exit_codes import ExitCode, for_outcome
+from holodesk.client.reconnect import ReconnectPolicy
 from holodesk.client.render import Printer
+from holodesk.client.safety.confirm import terminal_confirm
+from holodesk.client.safety.settings import (
+    ACTION_KINDS,
+    DEFAULT_DENIED_CHORDS,
+    DEFAULT_MAX_ACTIONS_PER_SECOND,
+    SafetySettings,
+)
 from holodesk.client.session import SessionOptions, run_session
-from holodesk.platform.base import Backend
+from holodesk.platform.base import Backend, Region
 from holodesk.platform.errors import PlatformError
+from holodesk.platform.safety.hotkeys import DEFAULT_EMERGENCY_STOP
 from holodesk.platform.select import open_backend
 
 SERVER_ENV = "HOLODESK_SERVER"
@@ -30,12 +46,45 @@ def _non_negative(text: str) -> int:
     return value
 
 
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
+    return value
+
+
+def _region(text: str) -> Region:
+    try:
+        x, y, width, height = (int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected X,Y,WIDTH,HEIGHT in desktop pixels, got {text!r}"
+        ) from None
+    if width <= 0 or height <= 0:
+        raise argparse.ArgumentTypeError(f"a redacted region needs a positive size, got {text!r}")
+    return Region(x, y, width, height)
+
+
+def _kinds(text: str) -> list[str]:
+    kinds = [kind.strip() for kind in text.split(",") if kind.strip()]
+    unknown = [kind for kind in kinds if kind not in ACTION_KINDS]
+    if unknown or not kinds:
+        raise argparse.ArgumentTypeError(
+            f"unknown action kind(s) {', '.join(unknown) or text!r}: "
+            f"choose from {', '.join(ACTION_KINDS)}"
+        )
+    return kinds
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("task", nargs="+", help="what to do, in natural language")
     parser.add_argument(
         "--server",
         default=os.environ.get(SERVER_ENV),
-        metavar="HOST:PORT",
+        metavar="HOST:PORT|unix:PATH",
         help=f"the daemon's address (default: ${SERVER_ENV})",
     )
     parser.add_argument("--backend", help="platform backend (default: this OS's own)")
@@ -48,13 +97,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--max-steps", type=_non_negative, default=0, help="step limit (0: the daemon's default)"
     )
     parser.add_argument("--policy", default="", help="daemon policy (default: the daemon's)")
-    security = parser.add_mutually_exclusive_group()
+    _configure_connection(parser.add_argument_group("connection"))
+    _configure_safety(parser.add_argument_group("safety"))
+
+
+def _configure_connection(group: argparse._ArgumentGroup) -> None:
+    security = group.add_mutually_exclusive_group()
     security.add_argument(
         "--insecure",
         dest="insecure",
         action="store_const",
         const=True,
-        help="plaintext gRPC (the default for loopback addresses)",
+        help="plaintext gRPC (the default for loopback and unix: addresses)",
     )
     security.add_argument(
         "--tls",
@@ -63,7 +117,84 @@ def configure(parser: argparse.ArgumentParser) -> None:
         const=False,
         help="TLS even for a loopback address (the default for any other)",
     )
-    parser.add_argument("--ca-cert", type=Path, help="PEM roots to verify the daemon's TLS cert")
+    group.add_argument("--ca-cert", type=Path, help="PEM roots to verify the daemon's TLS cert")
+    group.add_argument("--client-cert", type=Path, help="mTLS: this client's certificate (PEM)")
+    group.add_argument("--client-key", type=Path, help="mTLS: this client's private key (PEM)")
+    group.add_argument(
+        "--token-file",
+        type=Path,
+        default=token_file_from_env(),
+        help=f"file holding the bearer token for the daemon (default: ${TOKEN_FILE_ENV})",
+    )
+    group.add_argument(
+        "--reconnect-attempts",
+        type=_non_negative,
+        default=ReconnectPolicy.max_attempts,
+        metavar="N",
+        help="tries to resume after a dropped connection (0: none; default: %(default)s)",
+    )
+    group.add_argument(
+        "--reconnect-timeout",
+        type=_non_negative_float,
+        default=ReconnectPolicy.max_elapsed_s,
+        metavar="SECONDS",
+        help="give up resuming after this long (default: %(default)s)",
+    )
+
+
+def _configure_safety(group: argparse._ArgumentGroup) -> None:
+    estop = group.add_mutually_exclusive_group()
+    estop.add_argument(
+        "--estop-hotkey",
+        default=DEFAULT_EMERGENCY_STOP,
+        metavar="CHORD",
+        help="global hotkey that stops the session at once (default: %(default)s)",
+    )
+    estop.add_argument(
+        "--no-estop", action="store_true", help="no emergency-stop hotkey (Ctrl-C still stops)"
+    )
+    group.add_argument(
+        "--no-fail-safe",
+        action="store_true",
+        help="do not stop when the pointer is pushed into a display corner",
+    )
+    group.add_argument(
+        "--allow",
+        type=_kinds,
+        action="append",
+        metavar="KIND[,KIND...]",
+        help="allow only these action kinds (repeatable; done and fail always are)",
+    )
+    group.add_argument(
+        "--deny-chord",
+        action="append",
+        default=[],
+        metavar="CHORD",
+        help="also refuse this key chord, e.g. alt+f4 (repeatable)",
+    )
+    group.add_argument(
+        "--no-default-denylist",
+        action="store_true",
+        help=f"drop the built-in denied chords ({', '.join(DEFAULT_DENIED_CHORDS[:5])}, ...)",
+    )
+    group.add_argument(
+        "--max-rate",
+        type=_non_negative_float,
+        default=DEFAULT_MAX_ACTIONS_PER_SECOND,
+        metavar="ACTIONS_PER_S",
+        help="actions per second at most; more wait (0: no limit; default: %(default)s)",
+    )
+    group.add_argument(
+        "--confirm", action="store_true", help="ask on the terminal before every action"
+    )
+    group.add_argument(
+        "--redact",
+        type=_region,
+        action="append",
+        default=[],
+        metavar="X,Y,W,H",
+        help="black out this desktop region in every frame sent (repeatable)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -72,35 +203,74 @@ def run(args: argparse.Namespace) -> int:
         return _usage("the task is empty")
     if not args.server:
         return _usage(f"no daemon address: pass --server HOST:PORT or set ${SERVER_ENV}")
-    if args.ca_cert is not None and not args.ca_cert.is_file():
-        return _usage(f"--ca-cert {args.ca_cert}: no such file")
+    for flag, path in (
+        ("--ca-cert", args.ca_cert),
+        ("--client-cert", args.client_cert),
+        ("--client-key", args.client_key),
+    ):
+        if path is not None and not path.is_file():
+            return _usage(f"{flag} {path}: no such file")
+    try:
+        options = session_options(args)
+        check_settings(args.server, options.channel)
+    except (CredentialsError, ChannelError, ValueError) as error:
+        return _usage(str(error))
     try:
         backend = open_backend(args.backend)
     except PlatformError as error:
         print(f"holodesk: {error}", file=sys.stderr)
         return ExitCode.BACKEND_UNAVAILABLE
     try:
-        return _run(args, task, backend)
+        return _run(args, task, backend, options)
     finally:
         backend.close()
 
 
-def _run(args: argparse.Namespace, task: str, backend: Backend) -> int:
+def session_options(args: argparse.Namespace, printer: Printer | None = None) -> SessionOptions:
+    """The session's settings from the command line; ValueError (or kin) if inconsistent."""
+    printer = printer or Printer()
+    token = read_token_file(args.token_file) if args.token_file is not None else None
+    channel = ChannelSettings(
+        insecure=args.insecure,
+        ca_cert=args.ca_cert,
+        client_cert=args.client_cert,
+        client_key=args.client_key,
+        token=token,
+    )
+    denied = (() if args.no_default_denylist else DEFAULT_DENIED_CHORDS) + tuple(args.deny_chord)
+    allowed = frozenset(kind for group in args.allow for kind in group) if args.allow else None
+    safety = SafetySettings(
+        emergency_stop=None if args.no_estop else args.estop_hotkey,
+        fail_safe=not args.no_fail_safe,
+        allowed_kinds=allowed,
+        denied_chords=denied,
+        max_actions_per_second=args.max_rate,
+        confirm=terminal_confirm if args.confirm else None,
+        redact=tuple(args.redact),
+    )
+    reconnect = ReconnectPolicy(
+        max_attempts=args.reconnect_attempts, max_elapsed_s=args.reconnect_timeout
+    )
+    return SessionOptions(
+        display=args.display,
+        max_steps=args.max_steps,
+        policy=args.policy,
+        on_started=printer.started,
+        on_step=printer.step,
+        on_notice=printer.notice,
+        channel=channel,
+        reconnect=reconnect,
+        safety=safety,
+    )
+
+
+def _run(args: argparse.Namespace, task: str, backend: Backend, options: SessionOptions) -> int:
     if args.display is not None and args.display != ALL_DISPLAYS:
         try:
             find_display(backend.screen.displays(), args.display)
         except CaptureError as error:
             return _usage(str(error))
     printer = Printer()
-    options = SessionOptions(
-        display=args.display,
-        max_steps=args.max_steps,
-        policy=args.policy,
-        on_started=printer.started,
-        on_step=printer.step,
-        insecure=args.insecure,
-        root_certificates=args.ca_cert,
-    )
     try:
         outcome = asyncio.run(run_session(args.server, task, backend, options))
     except KeyboardInterrupt:

@@ -5,16 +5,24 @@
 Every call into the platform backend runs on one worker thread of the session,
 in order: OS input APIs can be thread-affine (per-thread DPI awareness on
 Windows), and a release queued behind a running action runs after it.
+
+The client acts only while its stream is alive. When the stream drops, the
+running action completes, nothing more starts, held input is released, and the
+client reconnects with backoff and resumes: SessionStart carries the latest
+resume token, and the daemon's pending action ids are answered from the
+executor's record (which outlives streams), so no action id ever runs twice.
+A stop (Ctrl-C, the emergency-stop hotkey, the fail-safe corner) ends the
+session at once, whatever the stream is doing.
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
+import contextlib
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import grpc
@@ -23,15 +31,27 @@ import grpc.aio
 from holodesk.client import actions as a
 from holodesk.client import convert
 from holodesk.client.capture import CaptureError, FrameCapturer
-from holodesk.client.channel import DEFAULT_MAX_MESSAGE_BYTES, open_channel
-from holodesk.client.events import Ended, Outcome, Started
+from holodesk.client.channel import ChannelSettings, check_settings, open_channel
+from holodesk.client.events import (
+    Ended,
+    Notice,
+    Outcome,
+    Reconnecting,
+    Resumed,
+    SafetyNotice,
+    Started,
+)
 from holodesk.client.executor import ActionExecutor, BatchReport
 from holodesk.client.frames import Encoding, SentFrame
+from holodesk.client.halt import Halt, HaltReason, HaltState
 from holodesk.client.outcome import SessionOutcome, StepRecord
 from holodesk.client.prompt import NoUserError, in_daemon_thread, prompt_user
+from holodesk.client.reconnect import ReconnectPolicy, is_resumable
+from holodesk.client.safety import SafetyGuard, SafetySettings
 from holodesk.client.stream import ProtocolError, SessionStream
 from holodesk.platform.base import Backend
 from holodesk.platform.errors import PlatformError
+from holodesk.platform.safety.hotkeys import HotkeyError, HotkeyListener
 from holodesk.proto.v1 import agent_pb2
 
 __all__ = ["SessionOptions", "SessionOutcome", "StepRecord", "run_session"]
@@ -49,12 +69,14 @@ class SessionOptions:
     ask_user: Callable[[str], str] = prompt_user
     on_started: Callable[[Started], None] | None = None
     on_step: Callable[[StepRecord], None] | None = None
+    # Reconnects, resumes, and safety features that could not start.
+    on_notice: Callable[[Notice], None] | None = None
     # How long a cancel waits for the running action and for the daemon's SessionEnded.
     cancel_grace_s: float = 5.0
-    # Channel settings, used when run_session is given an address.
-    insecure: bool | None = None
-    root_certificates: Path | None = None
-    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    # Used when run_session is given an address (not a channel).
+    channel: ChannelSettings = field(default_factory=ChannelSettings)
+    reconnect: ReconnectPolicy = field(default_factory=ReconnectPolicy)
+    safety: SafetySettings = field(default_factory=SafetySettings)
 
 
 async def run_session(
@@ -63,58 +85,100 @@ async def run_session(
     backend: Backend,
     options: SessionOptions | None = None,
 ) -> SessionOutcome:
-    """Run one session; never leaves input held, however it ends."""
+    """Run one session; never leaves input held, however it ends.
+
+    Given an address, the session opens its own channel, and a fresh one for each
+    reconnect; given a channel, it reuses that one (and gRPC's own reconnect backoff).
+    """
     options = options or SessionOptions()
     if not task.strip():
         raise ValueError("the task is empty")
-    if not isinstance(target, str):
-        return await _Session(target, task, backend, options, "").run()
-    channel = open_channel(
-        target,
-        insecure=options.insecure,
-        root_certificates=options.root_certificates,
-        max_message_bytes=options.max_message_bytes,
-    )
-    try:
-        return await _Session(channel, task, backend, options, target).run()
-    finally:
-        await channel.close()
+    connector = _Connector(target, options.channel)
+    return await _Session(connector, task, backend, options).run()
+
+
+class _Connector:
+    def __init__(self, target: str | grpc.aio.Channel, settings: ChannelSettings) -> None:
+        self._target = target
+        self._settings = settings
+        self._owned: grpc.aio.Channel | None = None
+        if isinstance(target, str):
+            check_settings(target, settings)  # bad settings fail now, before any input
+
+    @property
+    def name(self) -> str:
+        return self._target if isinstance(self._target, str) else ""
+
+    async def open(self) -> grpc.aio.Channel:
+        if not isinstance(self._target, str):
+            return self._target
+        await self.close()
+        self._owned = open_channel(self._target, self._settings)
+        return self._owned
+
+    async def close(self) -> None:
+        owned, self._owned = self._owned, None
+        if owned is not None:
+            await owned.close()
+
+
+@dataclass
+class _Outage:
+    started: float
+    attempts: int = 0
+    cause: str = ""
 
 
 class _Session:
     def __init__(
-        self,
-        channel: grpc.aio.Channel,
-        task: str,
-        backend: Backend,
-        options: SessionOptions,
-        target: str,
+        self, connector: _Connector, task: str, backend: Backend, options: SessionOptions
     ) -> None:
-        self._channel = channel
+        self._connector = connector
         self._task = task
         self._backend = backend
         self._options = options
-        self._target = target
-        self._executor = ActionExecutor(backend)
-        self._stop = threading.Event()
+        self._halt = Halt()
+        self._executor = ActionExecutor(backend, guard=SafetyGuard(options.safety, backend))
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="holodesk-backend")
         self._pending: asyncio.Future[Any] | None = None
         self._history: list[StepRecord] = []
         self._session_id = ""
+        self._resume_token = ""
+        self._resuming = False
+        self._outage: _Outage | None = None
+        self._stream: SessionStream | None = None
+        self._main: asyncio.Task[SessionOutcome] | None = None
         self._release_error = ""
+        # Replies to ask_user actions, by action id, in case a resume must repeat one.
+        self._replies: dict[str, str] = {}
         # The batch being executed, so a cancel can still report what it did.
         self._running: a.ActionBatch | None = None
 
     async def run(self) -> SessionOutcome:
-        stream = SessionStream(self._channel)
+        loop = asyncio.get_running_loop()
+        hotkey = await self._start_hotkey()
+        unsubscribe = self._halt.subscribe(lambda state: self._on_halt(loop, state))
+        self._main = asyncio.create_task(self._run_main(), name="holodesk-session")
         try:
-            outcome = await self._run(stream)
+            try:
+                outcome = await self._main
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    task.uncancel()  # handled: the caller gets a CANCELLED outcome
+                self._halt.trigger(HaltReason.USER, "cancelled by the user")
+                state = self._halt.state
+                outcome = await self._cancel(state.message if state else "cancelled by the user")
         finally:
-            self._stop.set()
+            unsubscribe()
+            self._halt.trigger(HaltReason.USER, "the session ended")
             await self._settle()
             await self._release()
-            await stream.close()
+            await self._close_stream()
             self._worker.shutdown(wait=False)
+            await self._connector.close()
+            if hotkey is not None:
+                await asyncio.to_thread(hotkey.stop)
         if self._release_error:
             error = self._release_error
             outcome = replace(
@@ -122,26 +186,115 @@ class _Session:
             )
         return outcome
 
-    async def _run(self, stream: SessionStream) -> SessionOutcome:
+    # -- stopping -------------------------------------------------------------------------
+
+    async def _start_hotkey(self) -> HotkeyListener | None:
+        chord = self._options.safety.emergency_stop
+        if chord is None:
+            return None
+        listener = HotkeyListener(chord, lambda: self._emergency_stop(chord))
         try:
-            ended = await self._converse(stream)
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if task is not None:
-                task.uncancel()  # handled: the caller gets a CANCELLED outcome
-            return await self._cancel(stream, "cancelled by the user")
-        except grpc.aio.AioRpcError as error:
-            return self._rpc_error(error)
-        except (ProtocolError, convert.ConversionError, CaptureError, PlatformError) as error:
-            await self._abandon(stream, str(error))
-            return self._outcome(Outcome.ERROR, reason=str(error))
-        return self._outcome(ended.outcome, ended.answer, ended.reason, ended.steps)
+            await asyncio.to_thread(listener.start)
+        except HotkeyError as error:
+            self._notify(SafetyNotice(f"no emergency-stop hotkey: {error}; stop with Ctrl-C"))
+            return None
+        return listener
+
+    def _emergency_stop(self, chord: str) -> None:
+        self._halt.trigger(HaltReason.EMERGENCY_STOP, f"emergency stop ({chord} pressed)")
+
+    def _on_halt(self, loop: asyncio.AbstractEventLoop, state: HaltState) -> None:
+        """Any thread: a final halt ends the session now, even while it waits for the daemon."""
+        if not state.final:
+            return
+        # A closed loop means the session is over anyway.
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(self._cancel_main)
+
+    def _cancel_main(self) -> None:
+        if self._main is not None and not self._main.done():
+            self._main.cancel()
+
+    # -- streams and resuming -------------------------------------------------------------
+
+    async def _run_main(self) -> SessionOutcome:
+        while True:
+            try:
+                ended = await self._converse()
+            except grpc.aio.AioRpcError as error:
+                if not (self._resume_token and is_resumable(error)):
+                    return self._rpc_error(error)
+                gave_up = await self._wait_to_resume(error)
+                if gave_up is not None:
+                    return gave_up
+                continue
+            except (ProtocolError, convert.ConversionError, CaptureError, PlatformError) as error:
+                await self._abandon(str(error))
+                return self._outcome(Outcome.ERROR, reason=str(error))
+            return self._outcome(ended.outcome, ended.answer, ended.reason, ended.steps)
+
+    async def _wait_to_resume(self, error: grpc.aio.AioRpcError) -> SessionOutcome | None:
+        """Stop acting, release input, back off; an outcome when it is time to give up."""
+        cause = _describe(error)
+        self._halt.trigger(HaltReason.LINK_LOST, f"the stream to the daemon dropped ({cause})")
+        await self._settle()
+        await self._release()
+        await self._close_stream()
+        policy = self._options.reconnect
+        if self._outage is None:
+            self._outage = _Outage(time.monotonic())
+        outage = self._outage
+        outage.attempts += 1
+        outage.cause = cause
+        delay = policy.delay(outage.attempts, time.monotonic() - outage.started)
+        if delay is None:
+            return self._gave_up(error, outage)
+        self._notify(Reconnecting(outage.attempts, policy.max_attempts, delay, cause))
+        await asyncio.sleep(delay)
+        return None
+
+    def _gave_up(self, error: grpc.aio.AioRpcError, outage: _Outage) -> SessionOutcome:
+        tries = outage.attempts - 1
+        if self._options.reconnect.max_attempts == 0:
+            reason = f"the stream to the daemon dropped ({outage.cause}); resuming is turned off"
+        else:
+            elapsed = time.monotonic() - outage.started
+            reason = (
+                f"lost the stream to the daemon and could not resume session "
+                f"{self._session_id}: {tries} attempt(s) in {elapsed:.0f} s, the last: "
+                f"{outage.cause}"
+            )
+        code = error.code()
+        return self._outcome(
+            Outcome.ERROR, reason=reason, status_code=code.name if code is not None else ""
+        )
+
+    def _on_stream_end(self, stream: SessionStream, error: BaseException | None) -> None:
+        """The reader saw the stream end: nothing more may start until it is resumed."""
+        if stream is self._stream:
+            why = _describe(error) if isinstance(error, grpc.aio.AioRpcError) else "it closed"
+            self._halt.trigger(HaltReason.LINK_LOST, f"the stream to the daemon ended ({why})")
+
+    async def _open_stream(self) -> SessionStream:
+        channel = await self._connector.open()
+        holder: list[SessionStream] = []
+        stream = SessionStream(channel, on_end=lambda error: self._on_stream_end(holder[0], error))
+        holder.append(stream)
+        self._stream = stream
+        return stream
+
+    async def _close_stream(self) -> None:
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            await stream.close()
 
     # -- the conversation ---------------------------------------------------------------
 
-    async def _converse(self, stream: SessionStream) -> Ended:
-        displays = await self._on_worker(self._backend.screen.displays)
+    async def _converse(self) -> Ended:
+        stream = await self._open_stream()
         options = self._options
+        self._resuming = bool(self._resume_token)
+        displays = await self._on_worker(self._backend.screen.displays)
         await stream.write(
             convert.session_start(
                 self._task,
@@ -150,6 +303,7 @@ class _Session:
                 encodings=options.encodings,
                 max_steps=options.max_steps,
                 policy=options.policy,
+                resume_token=self._resume_token,
             )
         )
         first = await stream.next()
@@ -158,11 +312,23 @@ class _Session:
         if first.WhichOneof("event") != "started":
             raise ProtocolError(f"expected 'started', the daemon sent {_kind(first)!r}")
         started = convert.started_from_proto(first.started)
+        if self._resuming and (not started.resumed or started.session_id != self._session_id):
+            raise ProtocolError(
+                f"the daemon did not resume session {self._session_id} "
+                f"(it answered with session {started.session_id!r}, resumed={started.resumed})"
+            )
         self._session_id = started.session_id
-        if options.on_started is not None:
-            options.on_started(started)
-        capturer = FrameCapturer(self._backend.screen, started.frame_spec, options.display)
-        await stream.write(convert.observation([], await self._capture(capturer)))
+        self._resume_token = started.resume_token
+        capturer = FrameCapturer(
+            self._backend.screen, started.frame_spec, options.display, options.safety.redact
+        )
+        if self._resuming:
+            await self._answer_resume(stream, started, capturer)
+        else:
+            if options.on_started is not None:
+                options.on_started(started)
+            self._halt.link_restored()
+            await stream.write(convert.observation([], await self._capture(capturer)))
         while True:
             event = await stream.next()
             if event.WhichOneof("event") == "ended":
@@ -174,9 +340,10 @@ class _Session:
             batch = convert.batch_from_proto(event.actions)
             self._running = batch
             report: BatchReport = await self._on_worker(
-                self._executor.execute, batch.actions, self._stop
+                self._executor.execute, batch.actions, self._halt
             )
             self._running = None
+            self._release_error = self._release_error or report.release_error
             results, reply = list(report.results), ""
             if isinstance(report.control, a.AskUser):
                 reply, results = await self._ask(report.control, results)
@@ -193,6 +360,21 @@ class _Session:
                 return convert.ended_from_proto(final.ended)
             await stream.write(convert.observation(results, await self._capture(capturer), reply))
 
+    async def _answer_resume(
+        self, stream: SessionStream, started: Started, capturer: FrameCapturer
+    ) -> None:
+        """Report what became of the daemon's pending actions, with a fresh frame."""
+        self._resuming = False
+        self._outage = None
+        results = self._executor.results_for(started.pending_action_ids)
+        reply = next(
+            (self._replies[i] for i in started.pending_action_ids if i in self._replies), ""
+        )
+        self._notify(Resumed(started.session_id, started.step, len(results)))
+        # Acting may start again only now: the new stream is alive and answered.
+        self._halt.link_restored()
+        await stream.write(convert.observation(results, await self._capture(capturer), reply))
+
     async def _capture(self, capturer: FrameCapturer) -> SentFrame:
         frame: SentFrame = await self._on_worker(capturer.capture)
         self._executor.remember_frame(frame)
@@ -203,13 +385,15 @@ class _Session:
     ) -> tuple[str, list[a.ActionResult]]:
         ask = self._options.ask_user
         try:
-            return await in_daemon_thread(lambda: ask(action.question)), results
+            reply = await in_daemon_thread(lambda: ask(action.question))
         except (NoUserError, OSError, EOFError) as error:
             failed = a.ActionResult(
                 action.action_id, a.ActionStatus.FAILED, str(error) or "no reply"
             )
             self._executor.amend(failed)
             return "", [failed if r.action_id == action.action_id else r for r in results]
+        self._replies[action.action_id] = reply
+        return reply, results
 
     def _record(self, record: StepRecord) -> None:
         self._history.append(record)
@@ -224,30 +408,38 @@ class _Session:
         self._record(StepRecord(batch.step, batch.actions, tuple(report.results), batch.thought))
         self._running = None
 
+    def _notify(self, notice: Notice) -> None:
+        if self._options.on_notice is not None:
+            self._options.on_notice(notice)
+
     # -- endings --------------------------------------------------------------------------
 
-    async def _cancel(self, stream: SessionStream, reason: str) -> SessionOutcome:
+    async def _cancel(self, reason: str) -> SessionOutcome:
         """Stop input first, then tell the daemon and wait briefly for its SessionEnded."""
-        self._stop.set()
         await self._settle()
         self._record_interrupted()
         await self._release()
         ended: Ended | None = None
-        try:
-            async with asyncio.timeout(self._options.cancel_grace_s):
-                await stream.write(convert.cancel(reason))
-                while ended is None:
-                    event = await stream.next()
-                    if event.WhichOneof("event") == "ended":
-                        ended = convert.ended_from_proto(event.ended)
-        except (TimeoutError, grpc.aio.AioRpcError, ProtocolError, convert.ConversionError):
-            pass  # cancelled on our side regardless; the daemon's word is a courtesy
+        stream = self._stream
+        if stream is not None:
+            try:
+                async with asyncio.timeout(self._options.cancel_grace_s):
+                    await stream.write(convert.cancel(reason))
+                    while ended is None:
+                        event = await stream.next()
+                        if event.WhichOneof("event") == "ended":
+                            ended = convert.ended_from_proto(event.ended)
+            except (TimeoutError, grpc.aio.AioRpcError, ProtocolError, convert.ConversionError):
+                pass  # cancelled on our side regardless; the daemon's word is a courtesy
         final_reason = ended.reason if ended is not None and ended.reason else reason
         steps = ended.steps if ended is not None else 0
         return self._outcome(Outcome.CANCELLED, reason=final_reason, steps=steps)
 
-    async def _abandon(self, stream: SessionStream, reason: str) -> None:
+    async def _abandon(self, reason: str) -> None:
         """A client-side failure: tell the daemon why, without waiting for an answer."""
+        stream = self._stream
+        if stream is None:
+            return
         try:
             async with asyncio.timeout(1.0):
                 await stream.write(convert.cancel(reason))
@@ -257,12 +449,16 @@ class _Session:
     def _rpc_error(self, error: grpc.aio.AioRpcError) -> SessionOutcome:
         code = error.code()
         name = code.name if code is not None else "UNKNOWN"
-        details = error.details() or "no details"
-        if not self._session_id and code == grpc.StatusCode.UNAVAILABLE:
-            where = f" at {self._target}" if self._target else ""
-            reason = f"could not reach the daemon{where}: {name}: {details}"
+        if self._resuming and code == grpc.StatusCode.NOT_FOUND:
+            reason = (
+                f"session {self._session_id} was lost: the daemon no longer knows it "
+                f"({_describe(error)}); the steps shown ran, nothing more will"
+            )
+        elif not self._session_id and code == grpc.StatusCode.UNAVAILABLE:
+            where = f" at {self._connector.name}" if self._connector.name else ""
+            reason = f"could not reach the daemon{where}: {_describe(error)}"
         else:
-            reason = f"the daemon ended the stream: {name}: {details}"
+            reason = f"the daemon ended the stream: {_describe(error)}"
         return self._outcome(Outcome.ERROR, reason=reason, status_code=name)
 
     def _outcome(
@@ -292,7 +488,7 @@ class _Session:
         return await asyncio.shield(future)
 
     async def _settle(self) -> None:
-        """Give the running backend call (stop is set) time to finish."""
+        """Give the running backend call (a halt is set) time to finish."""
         if self._pending is not None and not self._pending.done():
             await asyncio.wait([self._pending], timeout=self._options.cancel_grace_s)
 
@@ -304,6 +500,11 @@ class _Session:
         done, _ = await asyncio.wait([future], timeout=self._options.cancel_grace_s)
         error = future.result() if done else "releasing held input timed out: an action still runs"
         self._release_error = self._release_error or error
+
+
+def _describe(error: grpc.aio.AioRpcError) -> str:
+    code = error.code()
+    return f"{code.name if code is not None else 'UNKNOWN'}: {error.details() or 'no details'}"
 
 
 def _kind(event: agent_pb2.RunSessionResponse) -> str:

@@ -4,12 +4,16 @@ grpc.aio cancels the whole RPC when a coroutine awaiting call.read() or
 call.write() is cancelled. A Ctrl-C must still be able to send CancelSession and
 read SessionEnded, so reads happen in a task of their own and writes are
 shielded; only close() ends the call.
+
+The reader also reports the end of the stream at once (`on_end`), so the
+session can stop acting the moment its stream dies, even mid-batch.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 import grpc
@@ -26,7 +30,13 @@ _EOF = object()
 
 
 class SessionStream:
-    def __init__(self, channel: grpc.aio.Channel) -> None:
+    def __init__(
+        self,
+        channel: grpc.aio.Channel,
+        on_end: Callable[[BaseException | None], None] | None = None,
+    ) -> None:
+        """`on_end(error)`: the stream ended (error None: the daemon closed it)."""
+        self._on_end = on_end
         stub = agent_pb2_grpc.AgentServiceStub(channel)
         self._call: Any = stub.RunSession()
         self._events: asyncio.Queue[object] = asyncio.Queue()
@@ -39,12 +49,18 @@ class SessionStream:
                 message = await self._call.read()
                 if message is grpc.aio.EOF:
                     self._events.put_nowait(_EOF)
+                    self._ended(None)
                     return
                 self._events.put_nowait(message)
         except asyncio.CancelledError:
             raise
         except Exception as error:  # handed to whoever reads next
             self._events.put_nowait(error)
+            self._ended(error)
+
+    def _ended(self, error: BaseException | None) -> None:
+        if self._on_end is not None:
+            self._on_end(error)
 
     async def next(self) -> agent_pb2.RunSessionResponse:
         item = await self._events.get()

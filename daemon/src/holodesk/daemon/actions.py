@@ -188,6 +188,9 @@ class ActionStatus(enum.Enum):
     FAILED = "failed"
     REJECTED = "rejected"
     SKIPPED = "skipped"
+    # Never started: the batch did not reach the client, or its stream dropped first
+    # (reported on resume).
+    NOT_DELIVERED = "not_delivered"
 
 
 @dataclass(frozen=True)

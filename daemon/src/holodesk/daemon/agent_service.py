@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
 from holodesk.daemon import convert
-from holodesk.daemon.errors import InvalidArgument
+from holodesk.daemon.auth import current_principal
+from holodesk.daemon.errors import DeadlineExceeded, InvalidArgument
 from holodesk.daemon.frames import validate_frame
+from holodesk.daemon.interceptor import aclose
 from holodesk.daemon.policies.catalog import PolicyCatalog
 from holodesk.daemon.session_runner import SessionRunner, SessionSettings
 from holodesk.daemon.sessions import SessionRegistry
@@ -33,9 +36,14 @@ class AgentService(agent_pb2_grpc.AgentServiceServicer):
             registry=self._registry,
             catalog=self._catalog,
             settings=self._settings,
+            principal=current_principal(),
         )
-        async for response in runner.run():
-            yield response
+        responses = runner.run()
+        try:
+            async for response in responses:
+                yield response
+        finally:
+            await aclose(responses)
 
     async def Locate(  # noqa: N802
         self, request: agent_pb2.LocateRequest, context: Any
@@ -53,5 +61,13 @@ class AgentService(agent_pb2_grpc.AgentServiceServicer):
         frame = convert.frame_from_pb(request.frame, "frame")
         validate_frame(frame, self._settings.frame_limits, "frame")
         policy = self._catalog.get(request.policy)
-        locations = await policy.locate(frame, descriptions)
+        # The step timeout bounds a stuck policy; the client's own deadline, when it set
+        # one, cancels this call by itself (and with it the policy's work).
+        timeout = self._settings.step_timeout_s or None
+        try:
+            locations = await asyncio.wait_for(policy.locate(frame, descriptions), timeout)
+        except TimeoutError:
+            raise DeadlineExceeded(
+                f"the policy did not locate within {timeout:g} s (step timeout)"
+            ) from None
         return agent_pb2.LocateResponse(locations=[convert.location_to_pb(x) for x in locations])

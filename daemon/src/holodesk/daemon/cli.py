@@ -1,31 +1,71 @@
-"""`holodeskd` command line: flags -> ServerConfig -> serve() until SIGTERM/SIGINT."""
+"""`holodeskd` command line: flags -> ServerConfig -> serve() until SIGTERM/SIGINT.
+
+`holodeskd token new --name N --role R` makes a bearer token (see credentials.py).
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import logging
+import os
 import signal
 import sys
+import tomllib
 from collections.abc import Sequence
+from pathlib import Path
 
+from holodesk.daemon import logredact
 from holodesk.daemon.config import DEFAULT_LISTEN, MIB, ServerConfig
+from holodesk.daemon.credentials import (
+    CredentialsError,
+    Role,
+    new_token,
+    parse_credentials,
+    token_entry_toml,
+)
 from holodesk.daemon.dialects import DialectConfigError, dialect_names
 from holodesk.daemon.policies.registry import PolicyConfigError, policy_entries
 from holodesk.daemon.server import serve
 
 log = logging.getLogger("holodeskd")
 
+SECURITY_HELP = """\
+security:
+  By default holodeskd listens on loopback and, with no credentials configured,
+  lets every local caller do everything. A non-loopback address needs TLS
+  (--tls-cert/--tls-key) and a credential method (--tokens-file and/or
+  --client-ca), or an explicit --insecure. unix:PATH sockets are created 0600;
+  their callers are admin while the file stays private to the daemon's user.
+  Clients send tokens as 'authorization: Bearer <token>' metadata. Health and
+  reflection are open to all. SIGHUP reloads the tokens file.
+
+  tokens file (TOML; only SHA-256 digests of tokens are stored):
+    [[token]]
+    name = "laptop"
+    role = "agent"            # agent: AgentService; admin: everything
+    sha256 = "<64 hex digits>"
+    [[client]]                # mTLS callers, by certificate subject CN
+    cn = "tray.example.internal"
+    role = "admin"
+
+  make a token:  holodeskd token new --name laptop --role agent [--append FILE]
+"""
+
 
 def build_parser() -> argparse.ArgumentParser:
     policies = "; ".join(f"{e.name}: {e.description}" for e in policy_entries())
     parser = argparse.ArgumentParser(
-        prog="holodeskd", description="gRPC daemon that runs computer-use agent sessions."
+        prog="holodeskd",
+        description="gRPC daemon that runs computer-use agent sessions.",
+        epilog=SECURITY_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "--listen",
         default=DEFAULT_LISTEN,
-        help="HOST:PORT to bind (port 0 picks a free one; default %(default)s)",
+        help="HOST:PORT to bind (port 0 picks a free one), or unix:PATH for a Unix socket "
+        "(mode 0600); default %(default)s",
     )
     parser.add_argument(
         "--policy", default="ocr", help=f"policy to serve ({policies}; default ocr)"
@@ -42,15 +82,76 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="extra policy option (repeatable)",
     )
-    parser.add_argument("--max-message-mb", type=float, default=32.0, help="gRPC message limit")
-    parser.add_argument(
+
+    security = parser.add_argument_group("security")
+    security.add_argument("--tls-cert", metavar="PEM", help="server certificate chain (TLS)")
+    security.add_argument("--tls-key", metavar="PEM", help="server private key (TLS)")
+    security.add_argument(
+        "--client-ca",
+        metavar="PEM",
+        help="require client certificates signed by this CA (mTLS); their subject CN "
+        "maps to a role through [[client]] entries of --tokens-file",
+    )
+    security.add_argument(
+        "--tokens-file",
+        metavar="TOML",
+        help="credentials: [[token]] (name, role, sha256) and [[client]] (cn, role) entries",
+    )
+    security.add_argument(
+        "--insecure",
+        action="store_true",
+        help="allow a non-loopback address without TLS and credentials (never on a network "
+        "you do not control)",
+    )
+
+    limits = parser.add_argument_group("limits")
+    limits.add_argument("--max-message-mb", type=float, default=32.0, help="gRPC message limit")
+    limits.add_argument(
         "--max-frame-mb",
         type=float,
         default=None,
         help="frame size limit (default: 16, or the message limit if lower)",
     )
-    parser.add_argument("--max-steps", type=int, default=100, help="session step limit")
-    parser.add_argument(
+    limits.add_argument(
+        "--max-frame-pixels",
+        type=int,
+        default=40_000_000,
+        help="largest frame, width x height (default %(default)s)",
+    )
+    limits.add_argument("--max-steps", type=int, default=100, help="session step limit")
+    limits.add_argument(
+        "--max-sessions",
+        type=int,
+        default=1024,
+        help="concurrent sessions, detached ones included (default %(default)s)",
+    )
+    limits.add_argument(
+        "--max-sessions-per-principal",
+        type=int,
+        default=0,
+        help="concurrent sessions per caller (token, certificate CN ...); 0: no own limit",
+    )
+    limits.add_argument(
+        "--max-session-s",
+        type=float,
+        default=3600.0,
+        help="wall-clock limit of a session, detached time included; 0: none (default %(default)s)",
+    )
+    limits.add_argument(
+        "--step-timeout-s",
+        type=float,
+        default=300.0,
+        help="how long the policy may take for one step before the session fails; "
+        "0: no limit (default %(default)s)",
+    )
+    limits.add_argument(
+        "--resume-window-s",
+        type=float,
+        default=60.0,
+        help="how long a session whose stream dropped waits for a resume; 0: drop it "
+        "(default %(default)s)",
+    )
+    limits.add_argument(
         "--grace-s", type=float, default=10.0, help="time running steps get on shutdown"
     )
     parser.add_argument(
@@ -84,8 +185,19 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         policy_options=options,
         max_message_bytes=message_bytes,
         max_frame_bytes=frame_bytes,
+        max_frame_pixels=args.max_frame_pixels,
         max_steps=args.max_steps,
         grace_s=args.grace_s,
+        tls_cert=args.tls_cert or "",
+        tls_key=args.tls_key or "",
+        client_ca=args.client_ca or "",
+        tokens_file=args.tokens_file or "",
+        insecure=args.insecure,
+        max_sessions=args.max_sessions,
+        max_sessions_per_principal=args.max_sessions_per_principal,
+        max_session_s=args.max_session_s,
+        step_timeout_s=args.step_timeout_s,
+        resume_window_s=args.resume_window_s,
     )
 
 
@@ -95,6 +207,14 @@ async def run(config: ServerConfig) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     async with serve(config) as running:
+
+        def reload() -> None:
+            try:
+                running.reload_credentials()
+            except (CredentialsError, OSError) as exc:
+                log.error("SIGHUP: keeping the old credentials: %s", exc)
+
+        loop.add_signal_handler(signal.SIGHUP, reload)
         print(f"holodeskd listening on {running.address}", flush=True)
         stopping = asyncio.create_task(stop.wait())
         await asyncio.wait({stopping, running.policies_started}, return_when="FIRST_COMPLETED")
@@ -106,13 +226,63 @@ async def run(config: ServerConfig) -> int:
     return 0
 
 
+# `holodeskd token new` ----------------------------------------------------------------
+
+
+def build_token_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="holodeskd token new",
+        description="Print a fresh bearer token and its [[token]] entry for --tokens-file. "
+        "The token is shown once and stored nowhere; the file keeps only its SHA-256.",
+    )
+    parser.add_argument("--name", required=True, help="label for logs and per-caller limits")
+    parser.add_argument("--role", required=True, choices=[r.value for r in Role])
+    parser.add_argument(
+        "--append",
+        metavar="FILE",
+        help="append the entry to this tokens file (created 0600) and print only the token",
+    )
+    return parser
+
+
+def token_main(argv: Sequence[str]) -> int:
+    if list(argv[:1]) != ["new"]:
+        print("usage: holodeskd token new --name NAME --role agent|admin", file=sys.stderr)
+        return 2
+    args = build_token_parser().parse_args(list(argv[1:]))
+    token = new_token()
+    entry = token_entry_toml(args.name, Role(args.role), token)
+    if args.append is None:
+        print(f"# give the token to the client; add the entry to the tokens file\n{token}\n")
+        print(entry, end="")
+        return 0
+    path = Path(args.append)
+    try:
+        existing = path.read_text(encoding="utf-8") if path.exists() else ""
+        combined = existing + ("\n" if existing and not existing.endswith("\n") else "")
+        combined += ("\n" if existing else "") + entry
+        parse_credentials(tomllib.loads(combined), str(path))  # e.g. a duplicate name
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as out:
+            out.write(combined[len(existing) :])
+    except (OSError, ValueError) as exc:
+        print(f"holodeskd token: {exc}", file=sys.stderr)
+        return 2
+    print(token)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["token"]:
+        return token_main(arguments[1:])
+    args = build_parser().parse_args(arguments)
     logging.basicConfig(
         level=args.log_level,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    logredact.install()
     try:
         config = config_from_args(args)
         return asyncio.run(run(config))

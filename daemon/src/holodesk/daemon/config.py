@@ -1,13 +1,74 @@
-"""Daemon settings (what the CLI flags become)."""
+"""Daemon settings (what the CLI flags become), and where the daemon listens."""
 
 from __future__ import annotations
 
 import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 MIB = 1024 * 1024
 DEFAULT_LISTEN = "127.0.0.1:50051"
+UNIX_PREFIX = "unix:"
+
+
+@dataclass(frozen=True)
+class ListenAddress:
+    """`HOST:PORT` ([::1]:PORT for IPv6) or `unix:PATH` (a Unix-domain socket)."""
+
+    host: str = ""
+    port: int = 0
+    unix_path: str | None = None
+
+    @property
+    def is_unix(self) -> bool:
+        return self.unix_path is not None
+
+    @property
+    def is_loopback(self) -> bool:
+        return self.is_unix or is_loopback(self.host)
+
+    @property
+    def target(self) -> str:
+        """The address as gRPC takes it."""
+        if self.unix_path is not None:
+            return UNIX_PREFIX + self.unix_path
+        return f"{self.host}:{self.port}"
+
+
+def parse_listen(listen: str) -> ListenAddress:
+    if listen.startswith(UNIX_PREFIX):
+        raw = listen[len(UNIX_PREFIX) :]
+        # gRPC spells absolute paths unix:/p or unix:///p; relative ones unix:p.
+        path = "/" + raw.lstrip("/") if raw.startswith("/") else raw
+        if not raw or raw.endswith("/"):
+            raise ValueError(f"listen address {listen!r}: unix:PATH needs a socket file path")
+        return ListenAddress(unix_path=str(Path(path).absolute()))
+    if listen.startswith("unix-abstract:"):
+        raise ValueError(
+            "abstract Unix sockets have no file permissions to protect them; "
+            "use unix:PATH (a socket file, created with mode 0600)"
+        )
+    host, port = split_listen(listen)
+    return ListenAddress(host=host, port=port)
+
+
+def split_listen(listen: str) -> tuple[str, int]:
+    """HOST:PORT (IPv6 as [::1]:PORT) -> (host, port)."""
+    host, sep, port_text = listen.rpartition(":")
+    if not sep or not host or not port_text.isdigit() or int(port_text) > 65535:
+        raise ValueError(f"listen address {listen!r} is not HOST:PORT or unix:PATH")
+    return host, int(port_text)
+
+
+def is_loopback(host: str) -> bool:
+    bare = host.strip("[]")
+    if bare == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(bare).is_loopback
+    except ValueError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -20,13 +81,33 @@ class ServerConfig:
     # gRPC's own limit on any message, both directions: larger ones fail with
     # RESOURCE_EXHAUSTED before the daemon sees them.
     max_message_bytes: int = 32 * MIB
-    # A frame's image bytes; larger ones are rejected with INVALID_ARGUMENT.
+    # A frame's image bytes and declared pixels; larger ones are INVALID_ARGUMENT.
     max_frame_bytes: int = 16 * MIB
     max_frame_pixels: int = 40_000_000
     # Default and ceiling for a session's model steps.
     max_steps: int = 100
     # How long running steps may finish when the daemon stops.
     grace_s: float = 10.0
+
+    # Security (see auth.py): TLS server certificate and key (PEM files), a CA that
+    # client certificates must chain to (mTLS), the credentials file (tokens, client
+    # CNs), and the explicit opt-out that allows a non-loopback address without them.
+    tls_cert: str = ""
+    tls_key: str = ""
+    client_ca: str = ""
+    tokens_file: str = ""
+    insecure: bool = False
+
+    # Limits. Sessions count while attached or detached (awaiting resume).
+    max_sessions: int = 1024
+    # 0: no per-principal limit beyond max_sessions.
+    max_sessions_per_principal: int = 0
+    # Wall-clock limit of a session from its start (0: none); detached time counts.
+    max_session_s: float = 3600.0
+    # How long the policy may take to decide one step (0: no limit).
+    step_timeout_s: float = 300.0
+    # A session whose stream drops waits this long for a resume (0: dropped at once).
+    resume_window_s: float = 60.0
 
     def __post_init__(self) -> None:
         if self.max_message_bytes <= 0 or self.max_frame_bytes <= 0:
@@ -36,26 +117,57 @@ class ServerConfig:
                 f"the frame limit ({self.max_frame_bytes} B) exceeds the message limit "
                 f"({self.max_message_bytes} B): no such frame could ever arrive"
             )
+        if self.max_frame_pixels <= 0:
+            raise ValueError("max_frame_pixels must be positive")
         if self.max_steps <= 0:
             raise ValueError("max_steps must be positive")
-        if self.grace_s < 0:
-            raise ValueError("grace_s cannot be negative")
-        split_listen(self.listen)
+        if self.max_sessions <= 0:
+            raise ValueError("max_sessions must be positive")
+        for name in (
+            "grace_s",
+            "max_session_s",
+            "step_timeout_s",
+            "resume_window_s",
+            "max_sessions_per_principal",
+        ):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} cannot be negative")
+        if bool(self.tls_cert) != bool(self.tls_key):
+            raise ValueError("--tls-cert and --tls-key go together (the server's PEM files)")
+        if self.client_ca and not self.tls_cert:
+            raise ValueError("--client-ca (mTLS) needs TLS: give --tls-cert and --tls-key too")
+        if self.client_ca and not self.tokens_file:
+            raise ValueError(
+                "--client-ca needs --tokens-file with [[client]] entries mapping "
+                "certificate CNs to roles"
+            )
+        self._check_exposure(parse_listen(self.listen))
 
+    @property
+    def address(self) -> ListenAddress:
+        return parse_listen(self.listen)
 
-def split_listen(listen: str) -> tuple[str, int]:
-    """HOST:PORT (IPv6 as [::1]:PORT) -> (host, port)."""
-    host, sep, port_text = listen.rpartition(":")
-    if not sep or not host or not port_text.isdigit() or int(port_text) > 65535:
-        raise ValueError(f"listen address {listen!r} is not HOST:PORT")
-    return host, int(port_text)
+    @property
+    def tls(self) -> bool:
+        return bool(self.tls_cert)
 
+    @property
+    def has_credentials(self) -> bool:
+        return bool(self.tokens_file or self.client_ca)
 
-def is_loopback(host: str) -> bool:
-    bare = host.strip("[]")
-    if bare == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(bare).is_loopback
-    except ValueError:
-        return False
+    def _check_exposure(self, address: ListenAddress) -> None:
+        """Refuse a non-loopback address without TLS and a credential, unless --insecure."""
+        if address.is_loopback or self.insecure:
+            return
+        missing = []
+        if not self.tls:
+            missing.append("TLS (--tls-cert and --tls-key)")
+        if not self.has_credentials:
+            missing.append("a credential method (--tokens-file, or --client-ca for mTLS)")
+        if missing:
+            raise ValueError(
+                f"refusing to listen on {address.host}: it is not a loopback address and "
+                f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not configured. "
+                "Configure them, or pass --insecure to expose the daemon anyway "
+                "(anyone who can reach the port can then drive the desktops)"
+            )

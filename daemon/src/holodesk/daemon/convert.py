@@ -58,17 +58,22 @@ _STATUSES = {
     action_pb2.ACTION_STATUS_FAILED: act.ActionStatus.FAILED,
     action_pb2.ACTION_STATUS_REJECTED: act.ActionStatus.REJECTED,
     action_pb2.ACTION_STATUS_SKIPPED: act.ActionStatus.SKIPPED,
+    action_pb2.ACTION_STATUS_NOT_DELIVERED: act.ActionStatus.NOT_DELIVERED,
 }
 _OUTCOMES_PB = {
     SessionOutcome.SUCCEEDED: agent_pb2.SESSION_OUTCOME_SUCCEEDED,
     SessionOutcome.FAILED: agent_pb2.SESSION_OUTCOME_FAILED,
     SessionOutcome.CANCELLED: agent_pb2.SESSION_OUTCOME_CANCELLED,
     SessionOutcome.STEP_LIMIT: agent_pb2.SESSION_OUTCOME_STEP_LIMIT,
+    # The contract has no time-limit outcome yet: FAILED, with a "time limit: ..." reason.
+    SessionOutcome.TIME_LIMIT: agent_pb2.SESSION_OUTCOME_FAILED,
 }
 _STATES_PB = {
     SessionState.WAITING_FOR_CLIENT: control_pb2.SESSION_STATE_WAITING_FOR_CLIENT,
     SessionState.THINKING: control_pb2.SESSION_STATE_THINKING,
     SessionState.PAUSED: control_pb2.SESSION_STATE_PAUSED,
+    # No DETACHED state in the contract yet: it waits for its client to come back.
+    SessionState.DETACHED: control_pb2.SESSION_STATE_WAITING_FOR_CLIENT,
     SessionState.ENDED: control_pb2.SESSION_STATE_ENDED,
 }
 
@@ -109,7 +114,9 @@ def result_from_pb(result: action_pb2.ActionResult, field: str) -> act.ActionRes
         raise InvalidArgument(f"{field}.action_id", "must be set")
     status = _STATUSES.get(result.status)
     if status is None:
-        raise InvalidArgument(f"{field}.status", "must be OK, FAILED, REJECTED or SKIPPED")
+        raise InvalidArgument(
+            f"{field}.status", "must be OK, FAILED, REJECTED, SKIPPED or NOT_DELIVERED"
+        )
     return act.ActionResult(result.action_id, status, result.error, result.duration_ms)
 
 
@@ -229,6 +236,21 @@ def action_to_pb(action: act.Action) -> action_pb2.Action:
         case act.Navigate(url=u):
             out.navigate.CopyFrom(action_pb2.NavigateAction(url=u))
     return out
+
+
+def session_started_to_pb(
+    session: Session, spec: FrameSpec, *, resumed: bool
+) -> agent_pb2.SessionStarted:
+    return agent_pb2.SessionStarted(
+        session_id=session.session_id,
+        resume_token=session.resume_token,
+        frame_spec=frame_spec_to_pb(spec),
+        policy=session.policy_name,
+        max_steps=session.max_steps,
+        resumed=resumed,
+        step=session.step if resumed else 0,
+        pending_action_ids=list(session.pending_ids) if resumed else [],
+    )
 
 
 def actions_to_pb(step: int, actions: tuple[act.Action, ...], thought: str) -> agent_pb2.Actions:

@@ -2,8 +2,9 @@
 
 Raise these anywhere in the daemon; the interceptor turns them into a precise
 status with a readable message and google.rpc details (BadRequest field
-violations, PreconditionFailure, ResourceInfo, QuotaFailure, RetryInfo), so
-clients in any language can react to the cause, not just the code.
+violations, PreconditionFailure, ResourceInfo, QuotaFailure, RetryInfo,
+ErrorInfo), so clients in any language can react to the cause, not just the
+code.
 """
 
 from __future__ import annotations
@@ -91,18 +92,24 @@ class NotFound(HolodeskError):  # noqa: N818
 
 
 class ResourceExhausted(HolodeskError):  # noqa: N818
+    """A quota is full; `retry_after_s`, when given, goes out as RetryInfo."""
+
     code = grpc.StatusCode.RESOURCE_EXHAUSTED
 
-    def __init__(self, subject: str, description: str) -> None:
+    def __init__(self, subject: str, description: str, retry_after_s: float | None = None) -> None:
         super().__init__(f"{subject}: {description}")
         self.subject = subject
         self.description = description
+        self.retry_after_s = retry_after_s
 
     def details(self) -> list[Message]:
         violation = error_details_pb2.QuotaFailure.Violation(
             subject=self.subject, description=self.description
         )
-        return [error_details_pb2.QuotaFailure(violations=[violation])]
+        out: list[Message] = [error_details_pb2.QuotaFailure(violations=[violation])]
+        if self.retry_after_s is not None:
+            out.append(_retry_info(self.retry_after_s))
+        return out
 
 
 class Unavailable(HolodeskError):  # noqa: N818
@@ -115,9 +122,41 @@ class Unavailable(HolodeskError):  # noqa: N818
         self.retry_after_s = retry_after_s
 
     def details(self) -> list[Message]:
-        delay = duration_pb2.Duration()
-        delay.FromNanoseconds(int(self.retry_after_s * 1e9))
-        return [error_details_pb2.RetryInfo(retry_delay=delay)]
+        return [_retry_info(self.retry_after_s)]
+
+
+class Unauthenticated(HolodeskError):  # noqa: N818
+    """No usable credential. The message never repeats the credential itself."""
+
+    code = grpc.StatusCode.UNAUTHENTICATED
+
+    def details(self) -> list[Message]:
+        return [error_details_pb2.ErrorInfo(reason="UNAUTHENTICATED", domain="holodesk")]
+
+
+class PermissionDenied(HolodeskError):  # noqa: N818
+    """The caller is known but its role may not do this."""
+
+    code = grpc.StatusCode.PERMISSION_DENIED
+
+    def __init__(self, message: str, *, principal: str = "", required_role: str = "") -> None:
+        super().__init__(message)
+        self.principal = principal
+        self.required_role = required_role
+
+    def details(self) -> list[Message]:
+        metadata = {"principal": self.principal, "required_role": self.required_role}
+        return [
+            error_details_pb2.ErrorInfo(
+                reason="PERMISSION_DENIED",
+                domain="holodesk",
+                metadata={k: v for k, v in metadata.items() if v},
+            )
+        ]
+
+
+class DeadlineExceeded(HolodeskError):  # noqa: N818
+    code = grpc.StatusCode.DEADLINE_EXCEEDED
 
 
 class Unimplemented(HolodeskError):  # noqa: N818
@@ -146,4 +185,13 @@ _RPC_CODES: dict[grpc.StatusCode, int] = {
     grpc.StatusCode.UNAVAILABLE: code_pb2.UNAVAILABLE,
     grpc.StatusCode.UNIMPLEMENTED: code_pb2.UNIMPLEMENTED,
     grpc.StatusCode.INTERNAL: code_pb2.INTERNAL,
+    grpc.StatusCode.UNAUTHENTICATED: code_pb2.UNAUTHENTICATED,
+    grpc.StatusCode.PERMISSION_DENIED: code_pb2.PERMISSION_DENIED,
+    grpc.StatusCode.DEADLINE_EXCEEDED: code_pb2.DEADLINE_EXCEEDED,
 }
+
+
+def _retry_info(retry_after_s: float) -> error_details_pb2.RetryInfo:
+    delay = duration_pb2.Duration()
+    delay.FromNanoseconds(int(retry_after_s * 1e9))
+    return error_details_pb2.RetryInfo(retry_delay=delay)

@@ -5,6 +5,11 @@ streaming alike): a `HolodeskError` becomes its own status code, message and
 google.rpc details (via grpcio-status); anything unexpected is logged with its
 traceback and reported as INTERNAL naming the exception type, never a bare
 INTERNAL. Cancellation and grpc's own abort signal pass through untouched.
+
+It also owns decoding: a request that is not a valid protobuf message of the
+method's type is INVALID_ARGUMENT naming the message type (gRPC's own
+deserializer would report UNKNOWN or INTERNAL), for unary and streamed
+requests alike.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from typing import Any, NoReturn
 import grpc
 from grpc_status import rpc_status
 
-from holodesk.daemon.errors import HolodeskError, Internal
+from holodesk.daemon.errors import HolodeskError, Internal, InvalidArgument
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +51,7 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         if handler is None:
             return None
         method: str = handler_call_details.method
+        handler = _tolerant_decoding(handler)
         if handler.unary_unary is not None:
             return handler._replace(unary_unary=_wrap_unary(handler.unary_unary, method))
         if handler.stream_unary is not None:
@@ -76,6 +82,14 @@ def _wrap_unary(
     return wrapped
 
 
+async def aclose(responses: AsyncIterator[Any]) -> None:
+    """Close an inner response generator as soon as its wrapper closes (its cleanup
+    must not wait for the garbage collector)."""
+    close = getattr(responses, "aclose", None)
+    if close is not None:
+        await close()
+
+
 def _wrap_stream(
     behavior: Callable[[Any, Any], AsyncIterator[Any]], method: str
 ) -> Callable[[Any, Any], AsyncIterator[Any]]:
@@ -89,9 +103,91 @@ def _wrap_stream(
         except Exception as exc:
             await _report(context, method, exc)
         finally:
-            # Close the inner generator now (its cleanup must not wait for GC).
-            aclose = getattr(responses, "aclose", None)
-            if aclose is not None:
-                await aclose()
+            await aclose(responses)
 
     return wrapped
+
+
+class _Undecodable:
+    """Stands in for a request message that failed to decode."""
+
+    def __init__(self, exc: Exception) -> None:
+        self.error = InvalidArgument(
+            "request", f"not a valid protobuf message ({type(exc).__name__}: {exc})"
+        )
+
+
+def _tolerant_decoding(handler: Any) -> Any:
+    """Decode requests ourselves, so a corrupt message becomes INVALID_ARGUMENT."""
+    decode = handler.request_deserializer
+    if decode is None:
+        return handler
+
+    def tolerant(data: bytes) -> Any:
+        try:
+            return decode(data)
+        except Exception as exc:
+            return _Undecodable(exc)
+
+    replaced = handler._replace(request_deserializer=tolerant)
+    for kind in ("unary_unary", "unary_stream"):
+        behavior = getattr(handler, kind)
+        if behavior is not None:
+            return replaced._replace(**{kind: _checked_request(behavior)})
+    for kind in ("stream_unary", "stream_stream"):
+        behavior = getattr(handler, kind)
+        if behavior is not None:
+            return replaced._replace(**{kind: _checked_requests(behavior)})
+    return replaced
+
+
+def _checked_request(behavior: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """A single request: fail before the handler runs. Keeps the behavior's kind
+    (coroutine function or async generator function), which the wrappers rely on."""
+    if inspect.isasyncgenfunction(behavior):
+
+        async def checked_stream(request: Any, context: Any) -> AsyncIterator[Any]:
+            if isinstance(request, _Undecodable):
+                raise request.error
+            responses = behavior(request, context)
+            try:
+                async for response in responses:
+                    yield response
+            finally:
+                await aclose(responses)
+
+        return checked_stream
+
+    async def checked(request: Any, context: Any) -> Any:
+        if isinstance(request, _Undecodable):
+            raise request.error
+        return await behavior(request, context)
+
+    return checked
+
+
+def _checked_requests(behavior: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """A request stream: the corrupt message raises where the handler reads it."""
+
+    async def requests_of(iterator: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        async for request in iterator:
+            if isinstance(request, _Undecodable):
+                raise request.error
+            yield request
+
+    if inspect.isasyncgenfunction(behavior):
+
+        async def checked_stream(iterator: Any, context: Any) -> AsyncIterator[Any]:
+            responses = behavior(requests_of(iterator), context)
+            try:
+                async for response in responses:
+                    yield response
+            finally:
+                await aclose(responses)
+
+        return checked_stream
+
+    async def checked(iterator: Any, context: Any) -> Any:
+        return await behavior(requests_of(iterator), context)
+
+    return checked

@@ -4,10 +4,8 @@ Run it:
 
     holodeskd --listen 127.0.0.1:50051 --policy scripted --script steps.json
 
-Port 0 picks a free port; the daemon prints ``holodeskd listening on HOST:PORT``
-once it accepts connections (tests and the client's demo read that line). It
-binds loopback unless told otherwise; it has no TLS or authentication of its
-own, so expose it beyond the host only behind something that does.
+Port 0 picks a free port; the daemon prints ``holodeskd listening on ADDRESS``
+once it accepts connections (tests and the client's demo read that line).
 
 What it serves (contract: protos/holodesk/v1):
 
@@ -17,18 +15,57 @@ What it serves (contract: protos/holodesk/v1):
   (model loaded), for "" and for each service name; NOT_SERVING again on shutdown.
 - Server reflection for all of the above (``grpcurl -plaintext HOST:PORT list``).
 
-Errors are precise status codes with google.rpc details (see errors.py):
-INVALID_ARGUMENT with BadRequest field violations for malformed messages,
-FAILED_PRECONDITION for protocol-order violations, NOT_FOUND for unknown
-session ids, resume tokens or policies, UNAVAILABLE with RetryInfo while a
-policy starts or the daemon stops, RESOURCE_EXHAUSTED for messages above
---max-message-mb (gRPC's own check), INTERNAL naming the exception otherwise.
+Security (details: auth.py, credentials.py):
 
-On SIGTERM or SIGINT: health goes NOT_SERVING, new RPCs are refused, sessions
-waiting for their client end with UNAVAILABLE (they may resume elsewhere),
+- Where it listens: loopback by default. ``--listen unix:/run/holodesk/holodeskd.sock``
+  makes a Unix socket with mode 0600 (an existing live socket is never taken over).
+  A non-loopback TCP address is refused unless TLS (``--tls-cert``, ``--tls-key``)
+  AND a credential method (``--tokens-file``, or ``--client-ca`` for mTLS) are
+  configured, or ``--insecure`` is given explicitly.
+- Who may call: bearer tokens (``authorization: Bearer <token>`` metadata, checked
+  against SHA-256 digests in the credentials file, in constant time), mTLS client
+  certificates (``--client-ca``; the subject CN maps to a role in the same file),
+  callers on a private Unix socket (admin), or everyone when no credential is
+  configured on loopback. Roles: ``agent`` (AgentService) and ``admin``
+  (everything). No or unknown credential: UNAUTHENTICATED; wrong role:
+  PERMISSION_DENIED. Health and reflection stay open. Credentials never reach the
+  logs (auth failures are logged by cause, and a filter redacts ``Bearer ...``).
+  SIGHUP reloads the credentials file.
+
+Limits, each breach a precise status while everyone else is served on:
+
+- messages above --max-message-mb: RESOURCE_EXHAUSTED (gRPC's own check);
+- frames above --max-frame-mb or --max-frame-pixels, undecodable images or
+  messages: INVALID_ARGUMENT naming the field;
+- more than --max-sessions sessions, or --max-sessions-per-principal for one
+  caller: RESOURCE_EXHAUSTED with QuotaFailure and RetryInfo;
+- --max-steps: the session ends STEP_LIMIT; --max-session-s: it ends FAILED
+  with reason "time limit: ..."; a policy stuck past --step-timeout-s: the
+  session ends FAILED naming the step (Locate: DEADLINE_EXCEEDED). A client's own
+  RPC deadline cancels the call and the policy's work for it.
+
+Resume: when a RunSession stream drops before its session ended, the session is
+detached (its policy work aborted) and kept for --resume-window-s; a new stream
+whose SessionStart carries the resume token (same principal) continues it, with a
+fresh token, the last step and the ids of actions whose results never arrived; the
+next step is decided from a fresh frame, and no batch is ever sent twice
+(session_runner.py). Unknown or expired token: NOT_FOUND; a session still attached
+to a live stream: FAILED_PRECONDITION. The server pings idle connections every 30 s
+and drops them after 10 s without an answer, so a vanished client is noticed
+within the resume window; clients may ping every 10 s or slower.
+
+Other errors are precise status codes with google.rpc details (see errors.py):
+FAILED_PRECONDITION for protocol-order violations, NOT_FOUND for unknown session
+ids or policies, UNAVAILABLE with RetryInfo while a policy starts or the daemon
+stops, INTERNAL naming the exception otherwise.
+
+On SIGTERM or SIGINT: health goes NOT_SERVING, new RPCs are refused, detached
+sessions are dropped, sessions waiting for their client end with UNAVAILABLE,
 steps being decided get up to --grace-s to finish and send their actions, then
-the policies close and the process exits 0. Under systemd (Type=notify) it
-sends READY=1 when serving and STOPPING=1 when it starts draining.
+the policies close and the process exits 0. Every session leaving the registry
+passes through `SessionRegistry.listeners` (where recordings will be flushed).
+Under systemd (Type=notify) it sends READY=1 when serving and STOPPING=1 when it
+starts draining.
 
 Programmatic use (tests, the client's demo command):
 
@@ -41,10 +78,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import socket
+import ssl
+import stat
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -52,8 +94,10 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from holodesk.daemon.agent_service import AgentService
-from holodesk.daemon.config import ServerConfig, is_loopback, split_listen
+from holodesk.daemon.auth import Authenticator, AuthInterceptor
+from holodesk.daemon.config import ListenAddress, ServerConfig
 from holodesk.daemon.control_service import ControlService
+from holodesk.daemon.credentials import Credentials, CredentialsError, load_credentials
 from holodesk.daemon.frames import FrameLimits
 from holodesk.daemon.interceptor import ErrorInterceptor
 from holodesk.daemon.policies.base import Policy
@@ -61,7 +105,7 @@ from holodesk.daemon.policies.catalog import PolicyCatalog
 from holodesk.daemon.policies.registry import create_policy
 from holodesk.daemon.sdnotify import notify
 from holodesk.daemon.session_runner import SessionSettings
-from holodesk.daemon.sessions import SessionRegistry
+from holodesk.daemon.sessions import SessionLimits, SessionRegistry
 from holodesk.proto.v1 import agent_pb2, agent_pb2_grpc, control_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -84,11 +128,23 @@ class RunningServer:
     health: Any
     # Resolves when every policy has started (fails if one could not).
     policies_started: asyncio.Task[None]
+    authenticator: Authenticator
+    listen_address: ListenAddress = field(default_factory=ListenAddress)
     _stopped: bool = field(default=False, repr=False)
 
     @property
     def address(self) -> str:
+        """Where clients connect: HOST:PORT, or unix:PATH."""
+        if self.listen_address.is_unix:
+            return self.listen_address.target
         return f"{self.host}:{self.port}"
+
+    def reload_credentials(self) -> None:
+        """Re-read --tokens-file (SIGHUP); on error the old credentials stay."""
+        if not self.config.tokens_file:
+            return
+        self.authenticator.credentials = _load_credentials(self.config)
+        log.info("credentials reloaded from %s", self.config.tokens_file)
 
     async def stop(self, grace_s: float | None = None) -> None:
         """Drain and stop; safe to call twice."""
@@ -100,8 +156,14 @@ class RunningServer:
         notify("STOPPING=1")
         await self.health.enter_graceful_shutdown()
         self.registry.shutting_down.set()
+        # Nobody can resume a session once the daemon is gone.
+        dropped = self.registry.drop_detached("the daemon is shutting down")
+        if dropped:
+            log.info("dropped %d detached session(s)", dropped)
         self.policies_started.cancel()
         await self.server.stop(grace)
+        # Sessions whose RPCs the stop cut short, if their own cleanup has not run yet.
+        self.registry.close("the daemon stopped")
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await self.policies_started
         await self.catalog.close()
@@ -112,24 +174,118 @@ def _grpc_options(config: ServerConfig) -> list[tuple[str, Any]]:
     return [
         ("grpc.max_receive_message_length", config.max_message_bytes),
         ("grpc.max_send_message_length", config.max_message_bytes),
-        # Long-lived session streams sit idle while a human acts; keep them alive.
-        ("grpc.keepalive_time_ms", 60_000),
+        # Steps can take minutes without a byte on the stream. Ping idle connections
+        # every 30 s and give up after 10 s without an answer: a vanished client is
+        # noticed (and its session detached) well inside the 60 s resume window.
+        ("grpc.keepalive_time_ms", 30_000),
+        ("grpc.keepalive_timeout_ms", 10_000),
+        # Clients may ping as often as every 10 s (ours ping every 60 s), even between
+        # calls, without being told "too many pings".
         ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.so_reuseport", 0),
     ]
 
 
-async def _start_policies(catalog: PolicyCatalog, health_servicer: Any) -> None:
+def _load_credentials(config: ServerConfig) -> Credentials:
+    if not config.tokens_file:
+        return Credentials()
+    credentials = load_credentials(config.tokens_file)
+    if credentials.empty:
+        raise CredentialsError(f"{config.tokens_file}: no [[token]] or [[client]] entries")
+    if config.client_ca and not credentials.clients:
+        raise CredentialsError(
+            f"{config.tokens_file}: --client-ca is set but there are no [[client]] entries "
+            "mapping certificate CNs to roles"
+        )
+    return credentials
+
+
+def _read_pem(path: str, flag: str) -> bytes:
     try:
-        await catalog.start()
-    except Exception:
-        log.exception("a policy failed to start; the daemon stays NOT_SERVING")
-        raise
-    for name in HEALTH_NAMES:
-        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    log.info("policies ready: %s", ", ".join(p.name for p in catalog.policies))
-    notify("READY=1")
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise OSError(f"{flag} {path}: {exc.strerror or exc}") from exc
+
+
+def _server_credentials(config: ServerConfig) -> Any:
+    """TLS (and mTLS with --client-ca); checked with ssl first, for readable errors."""
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(
+            config.tls_cert, config.tls_key
+        )
+        if config.client_ca:
+            ssl.create_default_context(cafile=config.client_ca)
+    except (ssl.SSLError, OSError) as exc:
+        raise ValueError(
+            f"TLS files unusable (--tls-cert {config.tls_cert}, --tls-key {config.tls_key}"
+            + (f", --client-ca {config.client_ca}" if config.client_ca else "")
+            + f"): {exc}"
+        ) from exc
+    ca = _read_pem(config.client_ca, "--client-ca") if config.client_ca else None
+    return grpc.ssl_server_credentials(
+        [(_read_pem(config.tls_key, "--tls-key"), _read_pem(config.tls_cert, "--tls-cert"))],
+        root_certificates=ca,
+        require_client_auth=ca is not None,
+    )
+
+
+def _refuse_live_socket(path: str) -> None:
+    """gRPC unlinks whatever socket file is in the way, even a live daemon's."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(info.st_mode):
+        raise OSError(f"cannot listen on unix:{path}: the path exists and is not a socket")
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(path)
+    except OSError:
+        return  # a stale socket from a process that is gone: gRPC replaces it
+    finally:
+        probe.close()
+    raise OSError(f"cannot listen on unix:{path}: another process is listening there")
+
+
+def _bind(server: Any, config: ServerConfig, address: ListenAddress) -> int:
+    credentials = _server_credentials(config) if config.tls else None
+    previous_umask: int | None = None
+    if address.unix_path is not None:
+        _refuse_live_socket(address.unix_path)
+        # Created 0600 from the start (no window where others could connect).
+        previous_umask = os.umask(0o177)
+    try:
+        if credentials is not None:
+            port = server.add_secure_port(address.target, credentials)
+        else:
+            port = server.add_insecure_port(address.target)
+    except RuntimeError as exc:
+        raise OSError(f"cannot listen on {config.listen}: {exc}") from exc
+    finally:
+        if previous_umask is not None:
+            os.umask(previous_umask)
+    if port == 0:
+        raise OSError(f"cannot listen on {config.listen}")
+    if address.unix_path is not None:
+        os.chmod(address.unix_path, 0o600)
+    return int(port)
+
+
+def _warn_exposure(config: ServerConfig, address: ListenAddress, open_mode: bool) -> None:
+    if address.is_loopback:
+        return
+    if open_mode:
+        log.warning(
+            "listening on %s with --insecure and no credentials: anyone who can reach it "
+            "can drive the desktops",
+            address.host,
+        )
+    elif not config.tls:
+        log.warning(
+            "listening on %s with --insecure and no TLS: tokens travel in plaintext",
+            address.host,
+        )
 
 
 @asynccontextmanager
@@ -137,14 +293,32 @@ async def serve(
     config: ServerConfig, policies: Sequence[Policy] | None = None
 ) -> AsyncIterator[RunningServer]:
     """Start holodeskd in this event loop; stop (draining) when the block exits."""
+    address = config.address
+    credentials = _load_credentials(config)
+    # Open mode (everyone is admin) only on loopback TCP or --insecure without any
+    # credential; a Unix socket is guarded by its file permissions instead.
+    open_mode = not config.has_credentials and not address.is_unix
+    authenticator = Authenticator(credentials, open_mode=open_mode, unix_socket=address.unix_path)
     if policies is None:
         policies = [create_policy(config.policy, config.policy_options)]
     catalog = PolicyCatalog(policies)
-    registry = SessionRegistry()
+    registry = SessionRegistry(
+        SessionLimits(
+            max_sessions=config.max_sessions,
+            max_per_principal=config.max_sessions_per_principal,
+            max_session_s=config.max_session_s,
+            resume_window_s=config.resume_window_s,
+        )
+    )
     limits = FrameLimits(max_bytes=config.max_frame_bytes, max_pixels=config.max_frame_pixels)
-    settings = SessionSettings(frame_limits=limits, max_steps=config.max_steps)
+    settings = SessionSettings(
+        frame_limits=limits, max_steps=config.max_steps, step_timeout_s=config.step_timeout_s
+    )
 
-    server = grpc.aio.server(interceptors=[ErrorInterceptor()], options=_grpc_options(config))
+    server = grpc.aio.server(
+        interceptors=[ErrorInterceptor(), AuthInterceptor(authenticator)],
+        options=_grpc_options(config),
+    )
     agent_pb2_grpc.add_AgentServiceServicer_to_server(
         AgentService(registry, catalog, settings), server
     )
@@ -165,31 +339,41 @@ async def serve(
         (*HEALTH_NAMES[1:], health.SERVICE_NAME, reflection.SERVICE_NAME), server
     )
 
-    host, _ = split_listen(config.listen)
-    if not is_loopback(host):
-        log.warning(
-            "listening on %s: not loopback, and holodeskd has no TLS or authentication", host
-        )
-    try:
-        port = server.add_insecure_port(config.listen)
-    except RuntimeError as exc:
-        raise OSError(f"cannot listen on {config.listen}: {exc}") from exc
-    if port == 0:
-        raise OSError(f"cannot listen on {config.listen}")
+    _warn_exposure(config, address, open_mode)
+    port = _bind(server, config, address)
     await server.start()
     starter = asyncio.create_task(_start_policies(catalog, health_servicer), name="policy-start")
     running = RunningServer(
         server=server,
-        host=host,
+        host=address.host,
         port=port,
         config=config,
         registry=registry,
         catalog=catalog,
         health=health_servicer,
         policies_started=starter,
+        authenticator=authenticator,
+        listen_address=address,
     )
-    log.info("holodeskd listening on %s", running.address)
+    log.info(
+        "holodeskd listening on %s (%s%s)",
+        running.address,
+        "TLS" if config.tls else "plaintext",
+        ", mTLS" if config.client_ca else "",
+    )
     try:
         yield running
     finally:
         await running.stop()
+
+
+async def _start_policies(catalog: PolicyCatalog, health_servicer: Any) -> None:
+    try:
+        await catalog.start()
+    except Exception:
+        log.exception("a policy failed to start; the daemon stays NOT_SERVING")
+        raise
+    for name in HEALTH_NAMES:
+        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    log.info("policies ready: %s", ", ".join(p.name for p in catalog.policies))
+    notify("READY=1")

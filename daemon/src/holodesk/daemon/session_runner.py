@@ -3,13 +3,26 @@
     client: start           server: started (session id, resume token, frame spec)
     client: observation     server: actions (step 1)
     client: observation     server: actions (step 2)   <- results of step 1 inside
-    ...                     server: ended (answer, failure, cancel, step limit)
+    ...                     server: ended (answer, failure, cancel, step/time limit)
 
 A reader task drains the client's stream into a queue, so a client `cancel`
 is seen even while the policy thinks; an operator's cancel (ControlService)
-arrives through the session's `cancelled` event. Whatever ends the stream
-(end of session, protocol error, client disconnect, RPC cancellation), the
-session leaves the registry and the policy is told to drop its work.
+arrives through the session's `cancelled` event.
+
+How a stream ends decides its session's fate:
+
+- the session ended (answer, failure, cancel, step or time limit, a stuck
+  policy past --step-timeout-s): it leaves the registry;
+- a protocol error, or the daemon stopping: the session is dropped with it;
+- the stream dropped (client gone, connection lost, RPC cancelled or past its
+  deadline): the policy's work in flight is aborted and the session is
+  DETACHED for the resume window (--resume-window-s; 0 drops it instead).
+
+Resume: a SessionStart carrying the session's resume token (same principal)
+re-attaches it. SessionStarted then says resumed, the last step sent, and the
+ids of that step's actions whose results never arrived; the next observation
+answers exactly those ids (NOT_DELIVERED for what never ran) with a fresh
+frame, and the policy decides a NEW step from it. A batch is never re-sent.
 """
 
 from __future__ import annotations
@@ -22,11 +35,12 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from holodesk.daemon import convert
+from holodesk.daemon.auth import ANONYMOUS, Principal
 from holodesk.daemon.errors import (
     FailedPrecondition,
+    HolodeskError,
     InvalidArgument,
     Unavailable,
-    Unimplemented,
 )
 from holodesk.daemon.frames import FrameLimits, validate_frame
 from holodesk.daemon.policies.base import Decision, Policy
@@ -50,6 +64,8 @@ class SessionSettings:
     frame_limits: FrameLimits
     # Default and ceiling for a session's steps.
     max_steps: int
+    # How long the policy may take for one step; 0: no limit.
+    step_timeout_s: float = 0.0
 
 
 class _EndOfStream:
@@ -57,9 +73,17 @@ class _EndOfStream:
 
 
 class _Interrupted(Exception):  # noqa: N818
-    def __init__(self, ending: Ending) -> None:
+    """The session ends here. `after_send`: finish it only once the client got the news
+    (a half-close may really be a drop, which must detach instead)."""
+
+    def __init__(self, ending: Ending, *, after_send: bool = False) -> None:
         super().__init__(ending.reason)
         self.ending = ending
+        self.after_send = after_send
+
+
+class _StreamLost(Exception):  # noqa: N818
+    """The client's stream broke (not a protocol error): the session detaches."""
 
 
 _EOF = _EndOfStream()
@@ -74,12 +98,14 @@ class SessionRunner:
         registry: SessionRegistry,
         catalog: PolicyCatalog,
         settings: SessionSettings,
+        principal: Principal = ANONYMOUS,
     ) -> None:
         self._requests = requests
         self._context = context
         self._registry = registry
         self._catalog = catalog
         self._settings = settings
+        self._principal = principal
         self._queue: asyncio.Queue[agent_pb2.RunSessionRequest | _EndOfStream | BaseException] = (
             asyncio.Queue()
         )
@@ -88,6 +114,8 @@ class SessionRunner:
         self._reader: asyncio.Task[None] | None = None
         self._cleaned = False
         self._aborted = False
+        # The stream ended by the daemon's decision (protocol error, shutdown): no detach.
+        self._fatal = False
 
     async def run(self) -> AsyncIterator[agent_pb2.RunSessionResponse]:
         try:
@@ -95,7 +123,7 @@ class SessionRunner:
         except StopAsyncIteration:
             return  # the client left before starting: nothing to clean up
         start = self._check_start(first)
-        session, policy = self._open(start)
+        session, policy, resumed = self._open(start)
         self._context.add_done_callback(lambda _: self._cleanup_soon())
         try:
             self._reader = asyncio.create_task(self._read(), name=f"read-{session.session_id}")
@@ -103,18 +131,34 @@ class SessionRunner:
                 policy.frame_spec(session.request.encodings, session.request.primary_screen()),
                 max_bytes=self._settings.frame_limits.max_bytes,
             )
-            log.info("session %s started: %r (%s)", session.session_id, session.task, policy.name)
-            yield agent_pb2.RunSessionResponse(
-                started=agent_pb2.SessionStarted(
-                    session_id=session.session_id,
-                    resume_token=session.resume_token,
-                    frame_spec=convert.frame_spec_to_pb(spec),
-                    policy=policy.name,
-                    max_steps=session.max_steps,
+            if resumed:
+                log.info(
+                    "session %s resumed by %s after step %d (%d action(s) pending)",
+                    session.session_id,
+                    self._principal.name,
+                    session.step,
+                    len(session.pending),
                 )
+            else:
+                log.info(
+                    "session %s started by %s: %r (%s)",
+                    session.session_id,
+                    self._principal.name,
+                    session.task,
+                    policy.name,
+                )
+            yield agent_pb2.RunSessionResponse(
+                started=convert.session_started_to_pb(session, spec, resumed=resumed)
             )
-            async for response in self._steps(session, policy):
+            async for response in self._steps(session, policy, resumed=resumed):
                 yield response
+        except _StreamLost:
+            return  # the cleanup detaches the session
+        except (asyncio.CancelledError, GeneratorExit):
+            raise  # the RPC is gone: the cleanup detaches the session
+        except BaseException:
+            self._fatal = True
+            raise
         finally:
             await self._cleanup()
 
@@ -128,19 +172,16 @@ class SessionRunner:
             raise FailedPrecondition(
                 "start", f"the first message must be start, got {kind}", kind="PROTOCOL"
             )
-        if not first.start.task.strip():
+        if not first.start.resume_token and not first.start.task.strip():
             raise InvalidArgument("start.task", "the task is empty")
         return first.start
 
-    def _open(self, start: agent_pb2.SessionStart) -> tuple[Session, Policy]:
+    def _open(self, start: agent_pb2.SessionStart) -> tuple[Session, Policy, bool]:
         request = convert.session_request_from_pb(start)
-        if request.resume_token:
-            live = self._registry.by_resume_token(request.resume_token)  # NotFound if unknown
-            raise Unimplemented(
-                f"session {live.session_id} is still attached; resuming is not supported yet"
-            )
         if self._registry.shutting_down.is_set():
             raise Unavailable("the daemon is shutting down", retry_after_s=5.0)
+        if request.resume_token:
+            return self._reattach(request.resume_token, request.task)
         policy = self._catalog.get(request.policy)
         limit = self._settings.max_steps
         max_steps = min(request.max_steps, limit) if request.max_steps else limit
@@ -149,18 +190,36 @@ class SessionRunner:
             policy_name=policy.name,
             max_steps=max_steps,
             history_frames=policy.history_frames,
+            principal=self._principal.name,
         )
         self._session, self._policy = session, policy
-        return session, policy
+        return session, policy, False
+
+    def _reattach(self, token: str, task: str) -> tuple[Session, Policy, bool]:
+        found = self._registry.by_resume_token(token)  # NotFound: unknown or expired
+        if task.strip() and task != found.task:
+            raise InvalidArgument(
+                "start.task", "differs from the task of the session this token resumes"
+            )
+        policy = self._catalog.get(found.policy_name)
+        session = self._registry.reattach(token, self._principal.name)
+        self._session, self._policy = session, policy
+        return session, policy, True
 
     # The loop -----------------------------------------------------------------------
 
     async def _steps(
-        self, session: Session, policy: Policy
+        self, session: Session, policy: Policy, *, resumed: bool
     ) -> AsyncIterator[agent_pb2.RunSessionResponse]:
         try:
             while True:
                 observation = await self._next_observation(session)
+                if resumed and not observation.HasField("frame"):
+                    raise InvalidArgument(
+                        "observation.frame",
+                        "required after a resume: the next step is decided from a fresh frame",
+                    )
+                resumed = False
                 session.accept_results(
                     convert.results_from_pb(observation.results, "observation.results"),
                     "observation.results",
@@ -184,7 +243,11 @@ class SessionRunner:
                     actions=convert.actions_to_pb(session.step, actions, decision.thought)
                 )
         except _Interrupted as interrupted:
-            yield self._end(session, interrupted.ending)
+            if interrupted.after_send:
+                yield self._ended_message(session, interrupted.ending)
+                self._finish(session, interrupted.ending)
+            else:
+                yield self._end(session, interrupted.ending)
 
     def _take_frame(self, session: Session, observation: agent_pb2.Observation) -> None:
         if not observation.HasField("frame"):
@@ -196,11 +259,14 @@ class SessionRunner:
 
     async def _next_observation(self, session: Session) -> agent_pb2.Observation:
         item = await self._race(self._queue.get(), session, stop_on_shutdown=True)
-        if isinstance(item, BaseException):
+        if isinstance(item, HolodeskError):
             raise item
+        if isinstance(item, BaseException):
+            raise _StreamLost(f"{type(item).__name__}: {item}") from item
         if isinstance(item, _EndOfStream):
             raise _Interrupted(
-                Ending(SessionOutcome.CANCELLED, reason="the client closed its stream")
+                Ending(SessionOutcome.CANCELLED, reason="the client closed its stream"),
+                after_send=True,
             )
         kind = item.WhichOneof("event")
         if kind == "observation":
@@ -224,7 +290,12 @@ class SessionRunner:
         task = asyncio.create_task(policy.decide(session.context()))
         try:
             # A shutdown lets the running step finish: its actions still go out.
-            return await self._race(task, session, stop_on_shutdown=False)
+            return await self._race(
+                task,
+                session,
+                stop_on_shutdown=False,
+                step_timeout=self._settings.step_timeout_s or None,
+            )
         finally:
             session.set_thinking(False)
             if not task.done():
@@ -233,14 +304,31 @@ class SessionRunner:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
 
-    async def _race(self, work: Awaitable[T], session: Session, *, stop_on_shutdown: bool) -> T:
-        """The work's result, unless the session is cancelled (or the daemon stops) first."""
+    async def _race(
+        self,
+        work: Awaitable[T],
+        session: Session,
+        *,
+        stop_on_shutdown: bool,
+        step_timeout: float | None = None,
+    ) -> T:
+        """The work's result, unless the session is cancelled, runs out of time (its
+        --max-session-s, or the step's --step-timeout-s), or the daemon stops first."""
         job = asyncio.ensure_future(work)
         watchers = [asyncio.ensure_future(session.cancelled.wait())]
         if stop_on_shutdown:
             watchers.append(asyncio.ensure_future(self._registry.shutting_down.wait()))
+        session_left = session.seconds_left()
+        timeout = step_timeout
+        session_bound = session_left is not None and (
+            step_timeout is None or session_left <= step_timeout
+        )
+        if session_bound:
+            timeout = max(0.0, session_left or 0.0)
         try:
-            await asyncio.wait([job, *watchers], return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(
+                [job, *watchers], timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
         finally:
             for waiter in watchers:
                 waiter.cancel()
@@ -250,11 +338,26 @@ class SessionRunner:
             raise _Interrupted(Ending(SessionOutcome.CANCELLED, reason=session.cancel_reason))
         if job.done():
             return job.result()
-        raise Unavailable(
-            f"the daemon is shutting down; session {session.session_id} stopped", retry_after_s=5.0
+        if stop_on_shutdown and self._registry.shutting_down.is_set():
+            raise Unavailable(
+                f"the daemon is shutting down; session {session.session_id} stopped",
+                retry_after_s=5.0,
+            )
+        if session_bound:
+            limit = self._registry.limits.max_session_s
+            reason = f"time limit: the session reached its maximum of {limit:g} s"
+            raise _Interrupted(Ending(SessionOutcome.TIME_LIMIT, reason=reason))
+        reason = (
+            f"step {session.step + 1}: the policy did not decide within {step_timeout:g} s "
+            "(step timeout)"
         )
+        log.warning("session %s: %s", session.session_id, reason)
+        raise _Interrupted(Ending(SessionOutcome.FAILED, reason=reason))
 
-    def _end(self, session: Session, ending: Ending) -> agent_pb2.RunSessionResponse:
+    def _ended_message(self, session: Session, ending: Ending) -> agent_pb2.RunSessionResponse:
+        return agent_pb2.RunSessionResponse(ended=convert.ending_to_pb(ending, session.step))
+
+    def _finish(self, session: Session, ending: Ending) -> None:
         session.finish(ending)
         log.info(
             "session %s ended %s after %d step(s)%s",
@@ -263,7 +366,10 @@ class SessionRunner:
             session.step,
             f": {ending.reason}" if ending.reason else "",
         )
-        return agent_pb2.RunSessionResponse(ended=convert.ending_to_pb(ending, session.step))
+
+    def _end(self, session: Session, ending: Ending) -> agent_pb2.RunSessionResponse:
+        self._finish(session, ending)
+        return self._ended_message(session, ending)
 
     # Client stream -------------------------------------------------------------------
 
@@ -305,14 +411,25 @@ class SessionRunner:
         session, policy = self._session, self._policy
         if session is None or policy is None:
             return
-        self._registry.remove(session.session_id)
         if session.ended is None:
-            session.finish(Ending(SessionOutcome.CANCELLED, reason="the stream ended"))
-            log.info("session %s dropped (stream ended before the session)", session.session_id)
+            # Detach first (synchronously): a resume may come as soon as this yields.
+            detached = not self._fatal and self._registry.detach(session)
+            if not detached:
+                session.finish(Ending(SessionOutcome.CANCELLED, reason="the stream ended"))
             await self._abort_policy()
+            if detached:
+                log.info(
+                    "session %s detached after step %d: its stream dropped; resumable for %g s",
+                    session.session_id,
+                    session.step,
+                    self._registry.limits.resume_window_s,
+                )
+                return
+            log.info("session %s dropped (stream ended before the session)", session.session_id)
+        self._registry.remove(session.session_id)
 
     async def _abort_policy(self) -> None:
-        """Tell the policy to drop the session's work, once."""
+        """Tell the policy to drop the session's work, once per stream."""
         session, policy = self._session, self._policy
         if self._aborted or session is None or policy is None:
             return

@@ -1,42 +1,62 @@
 """Sessions and the registry that owns them.
 
-A `Session` is the daemon's state for one RunSession stream: a small state
-machine (waiting for the client / thinking / paused / ended), the step counter
-and limit, the last K frames kept encoded, the action ids whose results are
-expected next, and the record of what the client executed. The registry
-finds sessions by id for the ControlService; a session leaves it when its
-stream ends, whatever the reason.
+A `Session` is the daemon's state for one agent run: a small state machine
+(waiting for the client / thinking / paused / detached / ended), the step
+counter and limits, the last K frames kept encoded, the action ids whose
+results are expected next, and the record of what the client executed.
+
+A session outlives its stream: when a RunSession stream drops before the
+session ended, the session is DETACHED for the resume window, and a new stream
+presenting its resume token (same principal) re-attaches to it. The token
+rotates on every attach, so each token works once. The registry finds sessions
+by id (ControlService) and by token, enforces the concurrency limits, and
+expires detached sessions; a session leaves it when it ends, expires, or the
+daemon stops, and every listener (the recorder's hook, issue 7) hears of it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import enum
+import logging
 import secrets
+import time
 import uuid
 from collections import deque
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from holodesk.daemon.actions import (
     Action,
     ActionResult,
+    ActionStatus,
     HistoryStep,
     ends_session,
     has_coordinates,
 )
 from holodesk.daemon.actions import Done as DoneKind
 from holodesk.daemon.actions import Fail as FailKind
-from holodesk.daemon.errors import FailedPrecondition, InvalidArgument, NotFound
+from holodesk.daemon.errors import (
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    ResourceExhausted,
+)
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
 from holodesk.daemon.geometry import Rect, Size
 from holodesk.daemon.policies.base import Decision, StepContext
+
+log = logging.getLogger(__name__)
 
 
 class SessionState(enum.Enum):
     WAITING_FOR_CLIENT = "waiting_for_client"
     THINKING = "thinking"
     PAUSED = "paused"
+    # The stream dropped; waiting for a resume within the resume window.
+    DETACHED = "detached"
     ENDED = "ended"
 
 
@@ -45,6 +65,8 @@ class SessionOutcome(enum.Enum):
     FAILED = "failed"
     CANCELLED = "cancelled"
     STEP_LIMIT = "step_limit"
+    # --max-session-s ran out (the contract reports it as FAILED, reason "time limit: ...").
+    TIME_LIMIT = "time_limit"
 
 
 @dataclass(frozen=True)
@@ -100,19 +122,25 @@ class Session:
         policy_name: str,
         max_steps: int,
         history_frames: int,
+        principal: str = "anonymous",
+        deadline: float | None = None,
     ) -> None:
         self.session_id = uuid.uuid4().hex
         self.resume_token = secrets.token_urlsafe(24)
         self.request = request
         self.policy_name = policy_name
         self.max_steps = max_steps
+        # Who started it; only the same principal may resume it.
+        self.principal = principal
+        # time.monotonic() at which --max-session-s runs out; None: no limit.
+        self.deadline = deadline
         self.started_at = datetime.now(UTC)
         self.step = 0
         self.frames: deque[EncodedFrame] = deque(maxlen=max(1, history_frames))
         self.history: list[HistoryStep] = []
         # Sent to the client, results not yet received.
         self.pending: tuple[Action, ...] = ()
-        # Every action the client reported, by id: what resume will replay from.
+        # Every result the client reported, by action id; kept across resumes.
         self.executed: dict[str, ActionResult] = {}
         self.user_reply = ""
         # Decided (done/fail) but waiting for the results of the step's other actions.
@@ -122,11 +150,18 @@ class Session:
         self.cancel_reason = ""
         # Set while the session is held before a step because it is paused.
         self.held = asyncio.Event()
+        self.attached = True
+        self.resumes = 0
         self._running = asyncio.Event()
         self._running.set()
         self._thinking = False
         self._frame_ids: set[str] = set()
+        self._sent_ids: set[str] = set()
         self._action_count = 0
+        # The newest frame was taken for a step not decided yet.
+        self._undecided_frame = False
+        # The next observation is the first after a resume (NOT_DELIVERED allowed).
+        self._resuming = False
 
     @property
     def task(self) -> str:
@@ -137,15 +172,25 @@ class Session:
         return not self._running.is_set()
 
     @property
+    def pending_ids(self) -> tuple[str, ...]:
+        return tuple(a.action_id for a in self.pending)
+
+    @property
     def state(self) -> SessionState:
         if self.ended is not None:
             return SessionState.ENDED
+        if not self.attached:
+            return SessionState.DETACHED
         if self.paused:
             return SessionState.PAUSED
         return SessionState.THINKING if self._thinking else SessionState.WAITING_FOR_CLIENT
 
     def set_thinking(self, thinking: bool) -> None:
         self._thinking = thinking
+
+    def seconds_left(self) -> float | None:
+        """Until --max-session-s runs out; None without a limit."""
+        return None if self.deadline is None else self.deadline - time.monotonic()
 
     # Operator controls -------------------------------------------------------------
 
@@ -172,23 +217,63 @@ class Session:
                 f"session {self.session_id}", f"cannot {verb}: the session has ended"
             )
 
+    # Streams -----------------------------------------------------------------------
+
+    def detach(self) -> None:
+        """Its stream dropped: keep the state, forget the step in progress.
+
+        A frame taken for a step that was never decided leaves the window: the
+        resume brings a fresh one, and the history window keeps one frame per step.
+        """
+        if self._undecided_frame:
+            self.frames.pop()
+            self._undecided_frame = False
+        self.attached = False
+        self._thinking = False
+        self.held.clear()
+
+    def attach(self, resume_token: str) -> None:
+        self.resume_token = resume_token
+        self.attached = True
+        self.resumes += 1
+        self._resuming = True
+
     # Protocol ----------------------------------------------------------------------
 
     def accept_results(self, results: tuple[ActionResult, ...], field_name: str) -> None:
-        """Results must answer exactly the pending actions (any order, each once)."""
+        """Results must answer exactly the pending actions (any order, each once).
+
+        NOT_DELIVERED is allowed only in the first observation after a resume; if
+        any action of a batch that ended with done/fail did not run (not OK) there,
+        that ending is dropped and the next step is decided from the fresh frame.
+        """
         expected = {a.action_id for a in self.pending}
         seen: set[str] = set()
         for index, result in enumerate(results):
-            where = f"{field_name}[{index}].action_id"
-            if result.action_id in seen:
-                raise InvalidArgument(where, f"action {result.action_id!r} is reported twice")
-            if result.action_id not in expected:
-                pending = ", ".join(sorted(expected)) or "none"
+            where = f"{field_name}[{index}]"
+            action_id = result.action_id
+            if action_id in seen:
                 raise InvalidArgument(
-                    where,
-                    f"unknown action id {result.action_id!r}; results expected for: {pending}",
+                    f"{where}.action_id", f"action {action_id!r} is reported twice"
                 )
-            seen.add(result.action_id)
+            if action_id not in expected:
+                pending = ", ".join(sorted(expected)) or "none"
+                if action_id in self.executed:
+                    problem = "already reported in an earlier observation"
+                elif action_id in self._sent_ids:
+                    problem = "not awaiting a result"
+                else:
+                    problem = "never sent in this session"
+                raise InvalidArgument(
+                    f"{where}.action_id",
+                    f"unknown action id {action_id!r} ({problem}); results expected for: {pending}",
+                )
+            if result.status is ActionStatus.NOT_DELIVERED and not self._resuming:
+                raise InvalidArgument(
+                    f"{where}.status",
+                    "NOT_DELIVERED is only valid in the first observation after a resume",
+                )
+            seen.add(action_id)
         missing = [a.action_id for a in self.pending if a.action_id not in seen]
         if missing:
             raise InvalidArgument(field_name, f"missing results for action(s) {', '.join(missing)}")
@@ -206,6 +291,9 @@ class Session:
                 results=ordered,
                 frame_size=last.frame_size,
             )
+        if self._resuming and any(r.status is not ActionStatus.OK for r in results):
+            self.ending = None
+        self._resuming = False
         self.pending = ()
 
     def accept_frame(self, frame: EncodedFrame, field_name: str) -> None:
@@ -222,6 +310,7 @@ class Session:
                 )
         self._frame_ids.add(frame.frame_id)
         self.frames.append(frame)
+        self._undecided_frame = True
 
     def context(self) -> StepContext:
         return StepContext(
@@ -239,6 +328,7 @@ class Session:
         Actions after a done/fail are dropped (the session ends there).
         """
         self.step += 1
+        self._undecided_frame = False
         frame = self.frames[-1]
         to_send: list[Action] = []
         ending: Ending | None = None
@@ -258,6 +348,7 @@ class Session:
                 )
             )
         sent = tuple(to_send)
+        self._sent_ids.update(a.action_id for a in sent)
         self.history.append(
             HistoryStep(
                 step=self.step,
@@ -279,27 +370,75 @@ class Session:
         return ending
 
 
-@dataclass
-class SessionRegistry:
-    _sessions: dict[str, Session] = field(default_factory=dict)
-    _tokens: dict[str, str] = field(default_factory=dict)
-    shutting_down: asyncio.Event = field(default_factory=asyncio.Event)
-    _empty: asyncio.Event = field(default_factory=asyncio.Event)
+@dataclass(frozen=True)
+class SessionLimits:
+    max_sessions: int = 1024
+    # 0: none beyond max_sessions.
+    max_per_principal: int = 0
+    # From a session's start, detached time included (0: none).
+    max_session_s: float = 0.0
+    # How long a detached session waits for a resume (0: it is dropped at once).
+    resume_window_s: float = 60.0
 
-    def __post_init__(self) -> None:
+
+# When a full daemon suggests trying again (RetryInfo on RESOURCE_EXHAUSTED).
+RETRY_FULL_S = 10.0
+SessionListener = Callable[[Session], None]
+
+
+class SessionRegistry:
+    def __init__(self, limits: SessionLimits | None = None) -> None:
+        self.limits = limits if limits is not None else SessionLimits()
+        self._sessions: dict[str, Session] = {}
+        self._tokens: dict[str, str] = {}
+        self._per_principal: dict[str, int] = {}
+        self._expiry: dict[str, asyncio.TimerHandle] = {}
+        self.shutting_down = asyncio.Event()
+        self._empty = asyncio.Event()
         self._empty.set()
+        # Called with each session as it leaves the registry, ended (ended, expired,
+        # dropped at shutdown). The recorder (issue 7) flushes a recording here.
+        self.listeners: list[SessionListener] = []
 
     def __len__(self) -> int:
         return len(self._sessions)
 
     def create(
-        self, request: SessionRequest, *, policy_name: str, max_steps: int, history_frames: int
+        self,
+        request: SessionRequest,
+        *,
+        policy_name: str,
+        max_steps: int,
+        history_frames: int,
+        principal: str = "anonymous",
     ) -> Session:
+        limits = self.limits
+        if len(self._sessions) >= limits.max_sessions:
+            raise ResourceExhausted(
+                "sessions",
+                f"the daemon runs its maximum of {limits.max_sessions} concurrent sessions "
+                "(detached ones awaiting a resume included)",
+                retry_after_s=RETRY_FULL_S,
+            )
+        mine = self._per_principal.get(principal, 0)
+        if limits.max_per_principal and mine >= limits.max_per_principal:
+            raise ResourceExhausted(
+                f"sessions of {principal}",
+                f"{principal} runs its maximum of {limits.max_per_principal} concurrent sessions",
+                retry_after_s=RETRY_FULL_S,
+            )
+        deadline = time.monotonic() + limits.max_session_s if limits.max_session_s else None
         session = Session(
-            request, policy_name=policy_name, max_steps=max_steps, history_frames=history_frames
+            request,
+            policy_name=policy_name,
+            max_steps=max_steps,
+            history_frames=history_frames,
+            principal=principal,
+            deadline=deadline,
         )
         self._sessions[session.session_id] = session
         self._tokens[session.resume_token] = session.session_id
+        self._per_principal[principal] = mine + 1
         self._empty.clear()
         return session
 
@@ -312,11 +451,77 @@ class SessionRegistry:
     def by_resume_token(self, token: str) -> Session:
         session_id = self._tokens.get(token)
         if session_id is None:
-            raise NotFound("resume token", token[:8] + "..." if len(token) > 8 else token)
+            raise NotFound(
+                "resume token",
+                _masked(token),
+                "unknown or expired (each token works once, within the resume window)",
+            )
         return self.get(session_id)
 
     def list(self) -> list[Session]:
         return sorted(self._sessions.values(), key=lambda s: s.started_at)
+
+    # Detach and resume ---------------------------------------------------------------
+
+    def detach(self, session: Session) -> bool:
+        """Keep a session whose stream dropped for the resume window; False if it
+        cannot wait (resume disabled, daemon stopping, session over): remove it then."""
+        window = self.limits.resume_window_s
+        if window <= 0 or self.shutting_down.is_set() or session.ended is not None:
+            return False
+        if session.session_id not in self._sessions:
+            return False
+        session.detach()
+        left = session.seconds_left()
+        delay = window if left is None else max(0.0, min(window, left))
+        loop = asyncio.get_running_loop()
+        self._expiry[session.session_id] = loop.call_later(delay, self._expire, session.session_id)
+        return True
+
+    def reattach(self, token: str, principal: str) -> Session:
+        """The detached session this token resumes, attached, with a fresh token."""
+        session = self.by_resume_token(token)
+        if session.principal != principal:
+            raise PermissionDenied(
+                "the resume token belongs to a session of another principal",
+                principal=principal,
+            )
+        if session.attached:
+            raise FailedPrecondition(
+                f"session {session.session_id}",
+                "session is attached to another stream (retry once the daemon has seen "
+                "that stream drop)",
+                kind="ATTACHED",
+            )
+        handle = self._expiry.pop(session.session_id, None)
+        if handle is not None:
+            handle.cancel()
+        # Rotate: the presented token is dead from now on.
+        del self._tokens[token]
+        fresh = secrets.token_urlsafe(24)
+        self._tokens[fresh] = session.session_id
+        session.attach(fresh)
+        return session
+
+    def _expire(self, session_id: str) -> None:
+        self._expiry.pop(session_id, None)
+        session = self._sessions.get(session_id)
+        if session is None or session.attached or session.ended is not None:
+            return
+        left = session.seconds_left()
+        if left is not None and left <= 0:
+            ending = Ending(
+                SessionOutcome.TIME_LIMIT,
+                reason=f"time limit: reached {self.limits.max_session_s:g} s while detached",
+            )
+        else:
+            window = self.limits.resume_window_s
+            ending = Ending(SessionOutcome.CANCELLED, reason=f"not resumed within {window:g} s")
+        session.finish(ending)
+        log.info("session %s expired: %s", session_id, ending.reason)
+        self.remove(session_id)
+
+    # Operator controls -----------------------------------------------------------------
 
     def pause(self, session_id: str) -> Session:
         session = self.get(session_id)
@@ -331,14 +536,52 @@ class SessionRegistry:
     def cancel(self, session_id: str, reason: str) -> Session:
         session = self.get(session_id)
         session.cancel(reason)
+        if not session.attached:  # no stream will notice: end it here
+            session.finish(Ending(SessionOutcome.CANCELLED, reason=reason))
+            self.remove(session_id)
         return session
+
+    # Leaving ---------------------------------------------------------------------------
 
     def remove(self, session_id: str) -> None:
         session = self._sessions.pop(session_id, None)
         if session is not None:
             self._tokens.pop(session.resume_token, None)
+            handle = self._expiry.pop(session_id, None)
+            if handle is not None:
+                handle.cancel()
+            left = self._per_principal.get(session.principal, 1) - 1
+            if left > 0:
+                self._per_principal[session.principal] = left
+            else:
+                self._per_principal.pop(session.principal, None)
+            for listener in self.listeners:
+                try:
+                    listener(session)
+                except Exception:
+                    log.exception("session listener failed for %s", session_id)
         if not self._sessions:
             self._empty.set()
 
+    def drop_detached(self, reason: str) -> int:
+        """End every detached session now (the daemon stops: nobody can resume them)."""
+        detached = [s for s in self._sessions.values() if not s.attached]
+        for session in detached:
+            if session.ended is None:
+                session.finish(Ending(SessionOutcome.CANCELLED, reason=reason))
+            self.remove(session.session_id)
+        return len(detached)
+
+    def close(self, reason: str) -> None:
+        """End and remove whatever is left (after the server stopped)."""
+        for session in list(self._sessions.values()):
+            if session.ended is None:
+                session.finish(Ending(SessionOutcome.CANCELLED, reason=reason))
+            self.remove(session.session_id)
+
     async def wait_empty(self) -> None:
         await self._empty.wait()
+
+
+def _masked(token: str) -> str:
+    return token[:4] + "..." if len(token) > 8 else "(short)"

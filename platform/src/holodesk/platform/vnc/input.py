@@ -20,6 +20,7 @@ from holodesk.platform.vnc.keys import (
     keysym_for_char,
     keysym_for_key,
     support_for,
+    validate_budget,
 )
 
 T = TypeVar("T")
@@ -58,7 +59,7 @@ class VncInput(InputDriver):
     """Pointer and keyboard of a remote desktop.
 
     RFB never reports the pointer, so its position is the one this driver
-    last sent ((0, 0) before the first move). Text goes as keysyms, one press
+    last sent (the framebuffer's centre before the first move). Text goes as keysyms, one press
     and release per character, in one write; characters the server would
     drop raise InputError first (see `holodesk.platform.vnc.keys`).
     """
@@ -73,13 +74,17 @@ class VncInput(InputDriver):
         super().__init__()
         if settle_s < 0:
             raise ValueError(f"settle_s cannot be negative: {settle_s}")
+        validate_budget(keysym_budget)
         self._link = link
         self._unicode_keysyms = unicode_keysyms
         self._keysym_budget = keysym_budget
         self._settle_s = settle_s
         self._lock = threading.Lock()  # the mask and position, as a safety thread may release
         self._mask = 0
-        self._cursor = (0, 0)
+        # RFB never says where the pointer is: until our first move, assume the
+        # centre, the one place no fail-safe corner or edge reads anything into.
+        width, height = self._run(lambda client: client.size, "reading the remote desktop's size")
+        self._cursor = (width // 2, height // 2)
         # key name -> (keysym sent, whether we pressed Shift for it)
         self._pressed: dict[str, tuple[int, bool]] = {}
 

@@ -52,6 +52,7 @@ __all__ = [
     "keysym_for_char",
     "keysym_for_key",
     "support_for",
+    "validate_budget",
 ]
 
 APPLE_VERSION = Version(3, 889)
@@ -104,19 +105,23 @@ def support_for(
 
     `keysym_budget`: "auto" (by server family), None (no limit) or a count.
     """
+    validate_budget(keysym_budget)
     unicode, budget, reason = _guess(server)
     if unicode_keysyms is not None:
         stated = "any keysym" if unicode_keysyms else "ASCII only"
         unicode, reason = unicode_keysyms, f"it was declared to type {stated}"
     if keysym_budget != "auto":
-        if keysym_budget is not None and (not isinstance(keysym_budget, int) or keysym_budget < 0):
-            raise ValueError(
-                f'keysym_budget must be "auto", None or a count, not {keysym_budget!r}'
-            )
-        budget = keysym_budget
+        budget = keysym_budget if isinstance(keysym_budget, int) else None
         if budget is not None:
             reason = f"it was declared to bind at most {budget} characters beyond its keyboard"
     return KeysymSupport(unicode, budget, reason)
+
+
+def validate_budget(keysym_budget: int | str | None) -> None:
+    """keysym_budget is "auto", None or a count; anything else is a caller's mistake."""
+    count = isinstance(keysym_budget, int) and not isinstance(keysym_budget, bool)
+    if not (keysym_budget in ("auto", None) or (count and int(keysym_budget or 0) >= 0)):
+        raise ValueError(f'keysym_budget must be "auto", None or a count, not {keysym_budget!r}')
 
 
 def _guess(server: ServerInfo) -> tuple[bool, int | None, str]:

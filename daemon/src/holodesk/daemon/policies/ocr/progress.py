@@ -18,7 +18,12 @@ from holodesk.daemon.actions import ActionStatus, HistoryStep
 
 _MARKER = re.compile(r"^\[ocr (\d+)/(\d+)(?: retry (\d+))?\]")
 # A step whose actions did not all run is tried again.
-_NOT_RUN = (ActionStatus.FAILED, ActionStatus.REJECTED, ActionStatus.SKIPPED)
+_NOT_RUN = (
+    ActionStatus.FAILED,
+    ActionStatus.REJECTED,
+    ActionStatus.SKIPPED,
+    ActionStatus.NOT_DELIVERED,
+)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,53 @@
+"""When and how often a dropped session stream is re-opened and resumed."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import grpc
+import grpc.aio
+
+# What a dead connection looks like from the client: reset, GOAWAY, keepalive
+# timeout, the daemon restarting. Any other status is the daemon's answer.
+RESUMABLE_CODES = frozenset({grpc.StatusCode.UNAVAILABLE})
+
+
+@dataclass(frozen=True)
+class ReconnectPolicy:
+    """Exponential backoff with jitter, bounded by attempts and by time."""
+
+    # Tries after a drop; 0 turns resuming off (a drop ends the session).
+    max_attempts: int = 8
+    # No attempt starts later than this after the drop.
+    max_elapsed_s: float = 120.0
+    initial_backoff_s: float = 0.5
+    max_backoff_s: float = 15.0
+    multiplier: float = 2.0
+    # Each delay is drawn from [d * (1 - jitter), d], so clients that lost the same
+    # daemon do not all come back in the same instant.
+    jitter: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 0 or self.max_elapsed_s < 0:
+            raise ValueError("reconnect limits must not be negative")
+        if self.initial_backoff_s < 0 or self.max_backoff_s < self.initial_backoff_s:
+            raise ValueError("reconnect backoff must satisfy 0 <= initial <= max")
+        if self.multiplier < 1 or not 0 <= self.jitter <= 1:
+            raise ValueError("reconnect multiplier must be >= 1 and jitter within 0..1")
+
+    def delay(
+        self, attempt: int, elapsed_s: float, rng: random.Random | None = None
+    ) -> float | None:
+        """Seconds to wait before attempt `attempt` (1-based), or None: give up."""
+        if attempt > self.max_attempts:
+            return None
+        ceiling = min(self.max_backoff_s, self.initial_backoff_s * self.multiplier ** (attempt - 1))
+        delay = ceiling * (1 - self.jitter * (rng or random).random())
+        if elapsed_s + delay > self.max_elapsed_s:
+            return None
+        return delay
+
+
+def is_resumable(error: grpc.aio.AioRpcError) -> bool:
+    return error.code() in RESUMABLE_CODES

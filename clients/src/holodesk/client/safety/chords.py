@@ -1,0 +1,41 @@
+"""Key chords in the contract's vocabulary, as sets, for the denylist."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from holodesk.platform.errors import UnknownKeyError
+from holodesk.platform.keys import normalize_key
+
+Chord = frozenset[str]
+
+
+def key_of(name: str) -> str:
+    """The canonical key, letters folded to lowercase ("L" and "l" are one key)."""
+    key = normalize_key(name)
+    return key.lower() if len(key) == 1 else key
+
+
+def parse_chord(text: str) -> Chord:
+    """ "ctrl+alt+delete" -> {"ctrl", "alt", "delete"}; ValueError names the bad part."""
+    parts = [part.strip() for part in text.split("+")]
+    if not text.strip() or any(not part for part in parts):
+        raise ValueError(
+            f"key chord {text!r}: write key names joined by '+', e.g. 'ctrl+alt+delete'"
+        )
+    try:
+        return frozenset(key_of(part) for part in parts)
+    except UnknownKeyError as error:
+        raise ValueError(f"key chord {text!r}: {error}") from None
+
+
+def describe(chord: Chord) -> str:
+    """Modifiers first, in the usual order, then the other keys."""
+    order = {"ctrl": 0, "alt": 1, "shift": 2, "meta": 3}
+    return "+".join(sorted(chord, key=lambda key: (order.get(key, 4), key)))
+
+
+def completes(chord: Chord, held: Iterable[str], pressed: Iterable[str]) -> bool:
+    """True when pressing `pressed` while `held` are down would make `chord` complete."""
+    new = set(pressed)
+    return bool(chord & new) and chord <= (set(held) | new)

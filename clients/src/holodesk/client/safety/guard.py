@@ -1,0 +1,80 @@
+"""Every safety rule, applied on the backend thread just before each action runs.
+
+Order: the static rules (allowlist, denylist), then the human (confirm mode),
+then the rate limit, then the fail-safe corner last, so that a pointer flung
+into a corner while a confirmation or a rate wait was pending still counts.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from holodesk.client import actions as a
+from holodesk.client.halt import Halt, HaltReason
+from holodesk.client.safety import confirm as confirming
+from holodesk.client.safety.corner import FailSafe
+from holodesk.client.safety.rate import TokenBucket
+from holodesk.client.safety.rules import action_kind, denied, disallowed
+from holodesk.client.safety.settings import SafetySettings
+from holodesk.platform.base import Backend
+
+# Sleeps up to the given seconds; True when the halt came first.
+Pause = Callable[[float, Halt], bool]
+
+# Kinds that move nothing on the desktop: no confirmation, no rate limit.
+_PASSIVE = frozenset({"wait"})
+
+
+def _pause(seconds: float, halt: Halt) -> bool:
+    return halt.wait(seconds)
+
+
+class SafetyGuard:
+    def __init__(
+        self,
+        settings: SafetySettings,
+        backend: Backend,
+        *,
+        pause: Pause = _pause,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._settings = settings
+        self._backend = backend
+        self._pause = pause
+        rate = settings.max_actions_per_second
+        self._bucket = TokenBucket(rate, settings.burst_size, clock) if rate else None
+        self._fail_safe = (
+            FailSafe(backend.input, backend.screen, settings.fail_safe_px)
+            if settings.fail_safe
+            else None
+        )
+
+    def admit(self, action: a.Action, halt: Halt) -> str:
+        """Why the action is REJECTED ('' to run it; check the halt before running)."""
+        settings = self._settings
+        reason = disallowed(action, settings.allowed_kinds)
+        if reason or isinstance(action, a.Done | a.Fail | a.AskUser):
+            return reason
+        reason = denied(action, self._backend.input.held()[0], settings.chords)
+        if reason:
+            return reason
+        if action_kind(action) not in _PASSIVE:
+            if settings.confirm is not None:
+                reason = confirming.ask(settings.confirm, action, halt)
+                if reason or halt.is_set():
+                    return reason
+            if self._bucket is not None:
+                delay = self._bucket.reserve()
+                if delay > 0 and self._pause(delay, halt):
+                    return ""
+        if self._fail_safe is not None:
+            reason = self._fail_safe.check()
+            if reason:
+                halt.trigger(HaltReason.FAIL_SAFE, reason)
+        return reason
+
+    def ran(self, action: a.Action) -> None:
+        """After an action ran (or tried to): the pointer is where the client left it."""
+        if self._fail_safe is not None:
+            self._fail_safe.note_position()

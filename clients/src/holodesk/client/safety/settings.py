@@ -1,0 +1,101 @@
+"""What the client allows, as one value; the defaults are the safe choice."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from holodesk.client import actions as a
+from holodesk.client.safety.chords import Chord, parse_chord
+from holodesk.platform.base import Region
+from holodesk.platform.safety.hotkeys import DEFAULT_EMERGENCY_STOP
+from holodesk.platform.safety.hotkeys import parse_chord as parse_hotkey
+
+# The contract's action kinds (the oneof names of holodesk.v1.Action).
+ACTION_KINDS: tuple[str, ...] = (
+    "click",
+    "move",
+    "mouse_down",
+    "mouse_up",
+    "drag",
+    "scroll",
+    "type_text",
+    "key_chord",
+    "key_down",
+    "key_up",
+    "wait",
+    "navigate",
+    "done",
+    "fail",
+    "ask_user",
+)
+# A session must always be able to end, whatever the allowlist says.
+ALWAYS_ALLOWED: frozenset[str] = frozenset({"done", "fail"})
+
+# Chords that take the desktop away from the agent and the user, or cannot be undone
+# from inside it. alt+f4 is not here: agents close windows with it all the time.
+DEFAULT_DENIED_CHORDS: tuple[str, ...] = (
+    "ctrl+alt+delete",  # Windows secure attention; reboots many Linux consoles
+    "ctrl+alt+backspace",  # kills the X server where "zapping" is on
+    "meta+l",  # locks the screen (Windows, GNOME): the agent cannot unlock it
+    "ctrl+alt+l",  # locks the screen (KDE, Xfce, Cinnamon)
+    "ctrl+meta+q",  # locks the screen (macOS)
+    *(f"ctrl+alt+f{n}" for n in range(1, 13)),  # switches to a text console (Linux)
+)
+DEFAULT_MAX_ACTIONS_PER_SECOND = 10.0
+DEFAULT_FAIL_SAFE_PX = 4
+
+# Asked before each action in confirm mode; True runs it.
+Confirm = Callable[[a.Action], bool]
+
+
+@dataclass(frozen=True)
+class SafetySettings:
+    # The global hotkey that stops the session at once; None turns it off.
+    emergency_stop: str | None = DEFAULT_EMERGENCY_STOP
+    # Stop when the pointer sits in a display corner before an action (where the
+    # client did not put it): fling the mouse into a corner to stop the agent.
+    fail_safe: bool = True
+    # Size of the square in each display corner that counts as "in the corner".
+    fail_safe_px: int = DEFAULT_FAIL_SAFE_PX
+    # Action kinds that may run (None: all); done and fail always may.
+    allowed_kinds: frozenset[str] | None = None
+    denied_chords: tuple[str, ...] = DEFAULT_DENIED_CHORDS
+    # Actions per second, sustained; excess actions wait. 0 turns the limit off.
+    max_actions_per_second: float = DEFAULT_MAX_ACTIONS_PER_SECOND
+    # Actions that may run back to back before the rate applies (0: one second's worth).
+    burst: int = 0
+    # Confirm mode: asked before every action that touches the desktop.
+    confirm: Confirm | None = None
+    # Desktop regions (physical pixels) painted black in every frame before encoding.
+    redact: tuple[Region, ...] = ()
+    _chords: tuple[Chord, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.emergency_stop is not None:
+            parse_hotkey(self.emergency_stop)  # a bad hotkey is an error now, not later
+        if self.fail_safe_px < 1:
+            raise ValueError(f"fail_safe_px must be at least 1, got {self.fail_safe_px}")
+        if self.allowed_kinds is not None:
+            unknown = sorted(self.allowed_kinds - set(ACTION_KINDS))
+            if unknown:
+                raise ValueError(
+                    f"unknown action kind(s) {', '.join(unknown)}: use {', '.join(ACTION_KINDS)}"
+                )
+        if self.max_actions_per_second < 0 or self.burst < 0:
+            raise ValueError("the rate limit and burst must not be negative")
+        for region in self.redact:
+            if region.width == 0 or region.height == 0:
+                raise ValueError(f"a redacted region must not be empty: {region}")
+        object.__setattr__(self, "_chords", tuple(parse_chord(c) for c in self.denied_chords))
+
+    @property
+    def chords(self) -> tuple[Chord, ...]:
+        """The denied chords, parsed."""
+        return self._chords
+
+    @property
+    def burst_size(self) -> int:
+        if self.burst:
+            return self.burst
+        return max(1, round(self.max_actions_per_second))

@@ -1,0 +1,218 @@
+"""TransformersEngine: local generation with Hugging Face transformers, CPU or GPU.
+
+For development machines and small hosts; the `vllm` engine is the one that
+serves many sessions.
+
+- Loading: the checkpoint's processor and the right Auto model class (see
+  transformers_loading.py), on `device` in `dtype`, or spread by `device_map`
+  (passed through to `from_pretrained`, needs accelerate); trust_remote_code is
+  honoured everywhere.
+- Prompts: the model's own chat template renders the dialect's ChatMessages;
+  images go to the processor as PIL images, which expands each placeholder.
+- Concurrency: one generation at a time per engine. Requests queue FIFO on the
+  engine's single worker thread, which also loads the model and prepares the
+  inputs; nothing blocks the event loop. No batching: a queue is simple and
+  exact, and batching is what the vllm engine is for.
+- Sampling: greedy when temperature is 0, else sampling with temperature and
+  top_p, seeded with the request's seed (torch's global generator, safe
+  because one generation runs at a time).
+- abort(request_id), or cancelling the task awaiting generate(), sets a flag
+  that a StoppingCriteria reads after every token: the generation stops at the
+  next token; a queued request never starts. generate() then raises
+  EngineError("... was aborted"), as the vllm engine does.
+- Structured output is NOT enforced: transformers has no JSON-schema decoding
+  built in, so `json_schema` is ignored and the dialect's parser validates the
+  output (and asks for a repair when it does not parse).
+- Token counts: prompt tokens as tokenized (image tokens included), completion
+  tokens as generated (the end-of-sequence token included).
+
+Install: holodesk-daemon[transformers].
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import threading
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from holodesk.daemon.engines.base import (
+    EngineError,
+    GenerationRequest,
+    GenerationResult,
+)
+from holodesk.daemon.engines.chat import template_chat
+from holodesk.daemon.engines.transformers_loading import LoadedModel, import_stack, load
+from holodesk.daemon.engines.transformers_options import TransformersSettings
+
+log = logging.getLogger(__name__)
+
+
+class _Aborted(Exception):
+    pass
+
+
+class TransformersEngine:
+    name = "transformers"
+
+    def __init__(self, settings: TransformersSettings) -> None:
+        self.settings = settings
+        self._loaded: LoadedModel | None = None
+        self._executor: ThreadPoolExecutor | None = None
+        self._start_lock = asyncio.Lock()
+        self._flags: dict[str, threading.Event] = {}
+        # Recent aborts (explicit or by cancellation), for operators and tests.
+        self.aborted: deque[str] = deque(maxlen=256)
+
+    @property
+    def model(self) -> str:
+        return self.settings.model
+
+    @property
+    def loaded(self) -> LoadedModel:
+        """The model, processor and device (EngineError before start())."""
+        if self._loaded is None:
+            raise EngineError("the transformers engine is not started")
+        return self._loaded
+
+    @property
+    def inflight(self) -> frozenset[str]:
+        """Requests queued or generating now."""
+        return frozenset(self._flags)
+
+    async def start(self) -> None:
+        async with self._start_lock:
+            if self._loaded is not None:
+                return
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(1, thread_name_prefix="transformers")
+            loop = asyncio.get_running_loop()
+            log.info("loading %s with transformers (%s)", self.model, self.settings)
+            self._loaded = await loop.run_in_executor(self._executor, load, self.settings)
+            log.info("%s loaded on %s as %s", self.model, self._loaded.device, self._loaded.dtype)
+
+    async def generate(self, request: GenerationRequest) -> GenerationResult:
+        loaded = self.loaded
+        if not request.messages:
+            raise EngineError("a generation request needs at least one message")
+        if request.request_id in self._flags:
+            raise EngineError(f"request {request.request_id!r} is already running")
+        assert self._executor is not None
+        flag = threading.Event()
+        self._flags[request.request_id] = flag
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(
+                self._executor, _generate, loaded, request, flag, self.settings.max_new_tokens
+            )
+        except asyncio.CancelledError:
+            # A queued request is dropped from the queue; a running one stops at its next token.
+            flag.set()
+            self.aborted.append(request.request_id)
+            raise
+        except _Aborted:
+            raise EngineError(f"request {request.request_id} was aborted") from None
+        finally:
+            self._flags.pop(request.request_id, None)
+
+    async def abort(self, request_id: str) -> None:
+        flag = self._flags.get(request_id)
+        self.aborted.append(request_id)
+        if flag is not None:
+            flag.set()
+
+    async def close(self) -> None:
+        for flag in self._flags.values():
+            flag.set()
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            # Waits for the running generation, which the flags just stopped.
+            await asyncio.to_thread(executor.shutdown, wait=True, cancel_futures=True)
+        loaded, self._loaded = self._loaded, None
+        if loaded is not None:
+            device_type = getattr(loaded.device, "type", "cpu")
+            del loaded
+            gc.collect()
+            if device_type == "cuda":
+                torch, _ = import_stack()
+                torch.cuda.empty_cache()
+
+
+def _generate(
+    loaded: LoadedModel, request: GenerationRequest, flag: threading.Event, cap: int | None
+) -> GenerationResult:
+    """Runs on the engine's worker thread."""
+    if flag.is_set():
+        raise _Aborted
+    torch, transformers = import_stack()
+    inputs = _inputs(loaded, request)
+    prompt_tokens = int(inputs["input_ids"].shape[1])
+    sampling = request.sampling
+    limit = sampling.max_tokens if cap is None else min(sampling.max_tokens, cap)
+    options: dict[str, Any] = {
+        "max_new_tokens": limit,
+        "stopping_criteria": transformers.StoppingCriteriaList([_abort_criteria(transformers, flag)]),
+    }
+    pad = loaded.tokenizer.pad_token_id
+    options["pad_token_id"] = pad if pad is not None else loaded.tokenizer.eos_token_id
+    if sampling.temperature > 0:
+        options.update(do_sample=True, temperature=sampling.temperature, top_p=sampling.top_p)
+        if sampling.seed is not None:
+            transformers.set_seed(sampling.seed)
+    else:
+        # Explicitly greedy, whatever sampling defaults the checkpoint's generation config has.
+        options.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+    try:
+        with torch.inference_mode():
+            output = loaded.model.generate(**inputs, **options)
+    except Exception as exc:
+        raise EngineError(f"transformers generate() failed: {type(exc).__name__}: {exc}") from exc
+    if flag.is_set():
+        raise _Aborted
+    sequence = output.sequences[0] if hasattr(output, "sequences") else output[0]
+    new_tokens = sequence[prompt_tokens:]
+    text = loaded.tokenizer.decode(new_tokens, skip_special_tokens=True)
+    return GenerationResult(str(text), prompt_tokens, int(new_tokens.shape[0]))
+
+
+def _inputs(loaded: LoadedModel, request: GenerationRequest) -> Any:
+    chat = template_chat(request.messages)
+    if chat.images and not loaded.takes_images:
+        raise EngineError(f"{request.request_id}: this model's processor takes no images")
+    owner = loaded.processor if getattr(loaded.processor, "chat_template", None) else loaded.tokenizer
+    try:
+        text = owner.apply_chat_template(chat.messages, tokenize=False, add_generation_prompt=True)
+    except Exception as exc:
+        raise EngineError(f"the chat template failed: {exc}") from exc
+    try:
+        if chat.images:
+            # The chat template already wrote the special tokens (BOS...).
+            inputs = loaded.processor(
+                images=list(chat.images),
+                text=[str(text)],
+                return_tensors="pt",
+                add_special_tokens=False,
+            )
+        else:
+            inputs = loaded.tokenizer([str(text)], return_tensors="pt", add_special_tokens=False)
+    except Exception as exc:
+        raise EngineError(f"the processor failed: {type(exc).__name__}: {exc}") from exc
+    dtype = loaded.dtype
+    return inputs.to(loaded.device, dtype=dtype) if dtype is not None else inputs.to(loaded.device)
+
+
+def _abort_criteria(transformers: Any, flag: threading.Event) -> Any:
+    import torch
+
+    class StopOnAbort(transformers.StoppingCriteria):  # type: ignore[misc]
+        """True for every sequence once the request's abort flag is set."""
+
+        def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+            return torch.full(
+                (input_ids.shape[0],), flag.is_set(), dtype=torch.bool, device=input_ids.device
+            )
+
+    return StopOnAbort()

@@ -1,0 +1,1 @@
+"""OS facilities behind the client's safety rules (the emergency-stop hotkey)."""
