@@ -31,10 +31,16 @@ DEFAULT_SPEC = frame_pb2.FrameSpec(
 class Conversation:
     """The daemon's end of one RunSession stream."""
 
-    def __init__(self, context: Any) -> None:
+    def __init__(self, context: Any, index: int = 0) -> None:
         self._context = context
+        # 0 for the first stream of the daemon, 1 for the next (a resume) ...
+        self.index = index
         self.received: list[agent_pb2.RunSessionRequest] = []
         self.client_gone = False
+        self.metadata: dict[str, str] = {
+            key: value for key, value in context.invocation_metadata() or ()
+        }
+        self.auth_context: dict[str, list[bytes]] = dict(context.auth_context())
 
     async def recv(self) -> agent_pb2.RunSessionRequest:
         message = await self._context.read()
@@ -81,6 +87,32 @@ class Conversation:
         assert observation.HasField("frame")
         return observation.frame
 
+    async def resume(
+        self,
+        *,
+        token: str,
+        step: int,
+        pending: list[str],
+        new_token: str,
+        session_id: str = "s-1",
+        spec: frame_pb2.FrameSpec = DEFAULT_SPEC,
+    ) -> agent_pb2.Observation:
+        """start(resume_token) -> started(resumed) -> the client's resume observation."""
+        start = await self.recv()
+        assert start.WhichOneof("event") == "start", start
+        assert start.start.resume_token == token, start.start.resume_token
+        started = agent_pb2.SessionStarted(
+            session_id=session_id,
+            resume_token=new_token,
+            frame_spec=spec,
+            policy="scripted",
+            resumed=True,
+            step=step,
+            pending_action_ids=pending,
+        )
+        await self.send(agent_pb2.RunSessionResponse(started=started))
+        return await self.recv_observation()
+
     async def abort(self, code: grpc.StatusCode, details: str) -> None:
         await self._context.abort(code, details)
 
@@ -97,7 +129,7 @@ class ScriptedAgent(agent_pb2_grpc.AgentServiceServicer):
     async def RunSession(  # type: ignore[override]  # noqa: N802
         self, request_iterator: Any, context: Any
     ) -> None:
-        conversation = Conversation(context)
+        conversation = Conversation(context, len(self.conversations))
         self.conversations.append(conversation)
         await self._script(conversation)
 
@@ -109,8 +141,18 @@ class ScriptedAgent(agent_pb2_grpc.AgentServiceServicer):
 class ScriptedDaemon:
     """A real gRPC server on 127.0.0.1:0 running `script` for every session."""
 
-    def __init__(self, script: Script) -> None:
+    def __init__(
+        self,
+        script: Script,
+        address: str = "127.0.0.1:0",
+        credentials: grpc.ServerCredentials | None = None,
+        options: list[tuple[str, Any]] | None = None,
+    ) -> None:
+        """`address` may be unix:/path; `credentials` makes the port TLS (or mTLS)."""
         self.agent = ScriptedAgent(script)
+        self._address = address
+        self._credentials = credentials
+        self._options = options or []
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()
@@ -121,11 +163,21 @@ class ScriptedDaemon:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(30)  # type: ignore[arg-type]
 
     async def _start(self) -> int:
-        self._server = grpc.aio.server()
+        self._server = grpc.aio.server(options=self._options)
         agent_pb2_grpc.add_AgentServiceServicer_to_server(self.agent, self._server)
-        port = self._server.add_insecure_port("127.0.0.1:0")
+        if self._credentials is None:
+            port = self._server.add_insecure_port(self._address)
+        else:
+            port = self._server.add_secure_port(self._address, self._credentials)
         await self._server.start()
         return int(port)
+
+    def call(self, coroutine: Awaitable[Any]) -> Any:
+        """Run a coroutine on the server's loop (e.g. an event the script waits on)."""
+        return self._call(coroutine)
+
+    def conversations_started(self) -> int:
+        return len(self.agent.conversations)
 
     @property
     def target(self) -> str:

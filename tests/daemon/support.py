@@ -5,15 +5,17 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import grpc
 from PIL import Image, ImageDraw
 
 from holodesk.daemon.config import ServerConfig
+from holodesk.daemon.credentials import Role, new_token, token_entry_toml
 from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.engines.scripted import ScriptedEngine
 from holodesk.daemon.policies.base import Decision, Policy, StepContext
@@ -92,8 +94,16 @@ def ok_results(actions: agent_pb2.Actions) -> list[action_pb2.ActionResult]:
 class Stream:
     """A raw RunSession call driven message by message."""
 
-    def __init__(self, channel: grpc.aio.Channel) -> None:
-        self.call = agent_pb2_grpc.AgentServiceStub(channel).RunSession()
+    def __init__(
+        self,
+        channel: grpc.aio.Channel,
+        *,
+        metadata: Sequence[tuple[str, str]] | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        self.call = agent_pb2_grpc.AgentServiceStub(channel).RunSession(
+            metadata=metadata, timeout=timeout
+        )
 
     async def send(self, request: agent_pb2.RunSessionRequest) -> None:
         await asyncio.wait_for(self.call.write(request), GUARD_S)
@@ -168,10 +178,13 @@ class RecordingPolicy(ModelPolicy):
         self.block = block
         self.thinking = asyncio.Event()
         self.decisions = 0
+        # What each decide() was given, in order (blocked ones included).
+        self.contexts: list[StepContext] = []
         self.aborted: list[str] = []
         self.abort_seen = asyncio.Event()
 
     async def decide(self, context: StepContext) -> Decision:
+        self.contexts.append(context)
         self.thinking.set()
         if self.block:
             await asyncio.Event().wait()
@@ -201,6 +214,10 @@ class Daemon:
         return Stream(self.channel)
 
 
+def bearer(token: str) -> list[tuple[str, str]]:
+    return [("authorization", f"Bearer {token}")]
+
+
 @asynccontextmanager
 async def running_daemon(
     policies: Sequence[Policy], *, wait_ready: bool = True, **config: Any
@@ -222,6 +239,20 @@ async def running_daemon(
             await channel.close()
 
 
+async def wait_until(predicate: Callable[[], bool], what: str = "condition") -> None:
+    """Poll until `predicate()` holds (a hang guard bounds it; never a timing assertion)."""
+
+    async def poll() -> None:
+        # Polling on purpose: the state lives in the daemon, which has no event for it.
+        while not predicate():  # noqa: ASYNC110
+            await asyncio.sleep(0.005)
+
+    try:
+        await asyncio.wait_for(poll(), GUARD_S)
+    except TimeoutError:
+        raise AssertionError(f"timed out waiting for {what}") from None
+
+
 def rich_status(error: grpc.aio.AioRpcError) -> Any:
     """The google.rpc.Status the daemon attached to an error (grpcio-status details)."""
     from google.rpc import status_pb2
@@ -232,3 +263,27 @@ def rich_status(error: grpc.aio.AioRpcError) -> Any:
             status.ParseFromString(value)
             return status
     raise AssertionError(f"no rich status on {error.code()}: {error.details()}")
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """Bearer tokens by name, as written to a tokens file."""
+
+    path: Path
+    by_name: dict[str, str]
+
+    def metadata(self, name: str) -> list[tuple[str, str]]:
+        return bearer(self.by_name[name])
+
+
+def write_tokens(directory: Path, clients: dict[str, str] | None = None, **roles: str) -> Tokens:
+    """A tokens file with one fresh token per NAME=ROLE, and [[client]] CN=ROLE entries."""
+    tokens = {name: new_token() for name in roles}
+    text = "".join(
+        token_entry_toml(name, Role(role), tokens[name]) + "\n" for name, role in roles.items()
+    )
+    for cn, role in (clients or {}).items():
+        text += f'[[client]]\ncn = "{cn}"\nrole = "{role}"\n\n'
+    path = directory / "tokens.toml"
+    path.write_text(text)
+    return Tokens(path, tokens)

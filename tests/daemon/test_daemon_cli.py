@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import grpc
+import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from holodesk.daemon.cli import build_parser, config_from_args
@@ -130,3 +131,36 @@ def test_flags_become_the_config() -> None:
     assert config.max_message_bytes == 8 * 1024 * 1024
     assert config.max_frame_bytes == 8 * 1024 * 1024  # follows a lower message limit
     assert config.max_steps == 7
+
+
+def test_security_and_limit_flags_become_the_config() -> None:
+    args = build_parser().parse_args(
+        [
+            "--listen", "unix:/tmp/h.sock", "--tokens-file", "t.toml",
+            "--max-frame-pixels", "1000", "--max-sessions", "5",
+            "--max-sessions-per-principal", "2", "--max-session-s", "60",
+            "--step-timeout-s", "9", "--resume-window-s", "0", "--keepalive-s", "5",
+        ]
+    )  # fmt: skip
+    config = config_from_args(args)
+    assert config.address.unix_path == "/tmp/h.sock"
+    assert config.tokens_file == "t.toml"
+    assert (config.max_frame_pixels, config.max_sessions, config.max_sessions_per_principal) == (
+        1000,
+        5,
+        2,
+    )
+    assert (config.max_session_s, config.step_timeout_s, config.resume_window_s) == (60, 9, 0)
+    assert (config.keepalive_s, config.keepalive_timeout_s) == (5, 5)
+
+
+def test_help_documents_every_security_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--help"])
+    text = capsys.readouterr().out
+    for flag in (
+        "--tls-cert", "--tls-key", "--client-ca", "--tokens-file", "--insecure",
+        "--max-frame-pixels", "--max-sessions-per-principal", "--max-session-s",
+        "--step-timeout-s", "--resume-window-s", "unix:PATH", "[[token]]", "token new",
+    ):  # fmt: skip
+        assert flag in text, flag

@@ -176,8 +176,9 @@ async def test_client_cancel_while_the_policy_thinks_aborts_it() -> None:
 
 
 async def test_disconnect_aborts_the_policy_and_removes_the_session() -> None:
+    """With resume disabled (--resume-window-s 0) a dropped stream ends its session."""
     policy = RecordingPolicy([], block=True)
-    async with running_daemon([policy]) as daemon:
+    async with running_daemon([policy], resume_window_s=0) as daemon:
         stream = daemon.stream()
         started = await stream.start()
         await stream.send(

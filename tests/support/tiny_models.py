@@ -397,7 +397,7 @@ PROCESSOR_CLASS = "TinyHolotronProcessor"
 # transformers' own processor for this module layout also wants an audio feature
 # extractor (librosa); the checkpoint's processor is images and text only, which is
 # what the real checkpoint's remote-code processor is too.
-PROCESSOR_SOURCE = '''"""Images-and-text processor of a tiny Holotron-architecture checkpoint (holodesk tests)."""
+PROCESSOR_SOURCE = '''"""Images-and-text processor of a tiny Holotron-architecture checkpoint."""
 
 from transformers.models.nemotron_h_omni.processing_nemotron_h_omni import (
     NemotronH_Omni_Reasoning_V3Processor,
@@ -431,7 +431,9 @@ def tiny_nemotron_vl_for_transformers(model: TinyModel, folder: str | Path) -> P
     spec = model.spec
     path = Path(folder)
     path.mkdir(parents=True, exist_ok=True)
-    llm = {k: v for k, v in source["llm_config"].items() if k not in ("architectures", "torch_dtype")}
+    llm = {
+        k: v for k, v in source["llm_config"].items() if k not in ("architectures", "torch_dtype")
+    }
     cls_tokens = spec.vit_teachers
     config = {
         "architectures": ["NemotronH_Omni_Reasoning_V3"],

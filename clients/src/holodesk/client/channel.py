@@ -1,19 +1,19 @@
 """Opens the gRPC channel to a daemon: TLS unless the daemon is on this machine.
 
 Credentials: a bearer token (`authorization: Bearer ...` on every call) and, for
-mTLS, a client certificate. Over TLS the token travels as call credentials; gRPC
-refuses call credentials on a plaintext channel, so for a loopback or Unix-socket
-daemon an interceptor adds the same header. A token is never sent in plaintext
-to another machine.
+mTLS, a client certificate. The token always travels as gRPC call credentials.
+gRPC refuses those on a plaintext channel, so a loopback or Unix-socket daemon is
+reached with gRPC's local channel credentials: still plaintext on the wire (the
+daemon's plain port accepts it), but gRPC checks that the peer really is on this
+machine. (An interceptor adding the header would do too, but grpc.aio leaks a task
+per stream it intercepts.) A token is never sent in plaintext to another machine.
 """
 
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import AsyncIterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import grpc
 import grpc.aio
@@ -58,7 +58,14 @@ def channel_options(
         ("grpc.max_receive_message_length", max_message_bytes),
         ("grpc.keepalive_time_ms", keepalive_time_ms),
         ("grpc.keepalive_timeout_ms", keepalive_timeout_ms),
+        # Recent gRPC cores time unanswered pings out by this (default 60 s), not
+        # by the keepalive timeout alone.
+        ("grpc.http2.ping_timeout_ms", keepalive_timeout_ms),
         ("grpc.keepalive_permit_without_calls", 0),
+        # A session reconnects through a fresh channel; with the global pool it would
+        # share the dead connection's subchannel, still in gRPC's own backoff, and
+        # fail at once instead of trying.
+        ("grpc.use_local_subchannel_pool", 1),
     ]
 
 
@@ -115,20 +122,29 @@ def open_channel(target: str, settings: ChannelSettings | None = None) -> grpc.a
         settings.max_message_bytes, settings.keepalive_time_ms, settings.keepalive_timeout_ms
     )
     if insecure:
-        interceptors: list[grpc.aio.ClientInterceptor] = []
-        if settings.token is not None:
-            interceptors.append(BearerInterceptor(settings.token))
-        return grpc.aio.insecure_channel(target, options=options, interceptors=interceptors)
+        if settings.token is None:
+            return grpc.aio.insecure_channel(target, options=options)
+        local = grpc.local_channel_credentials(
+            grpc.LocalConnectionType.UDS
+            if target.startswith(("unix:", "unix-abstract:"))
+            else grpc.LocalConnectionType.LOCAL_TCP
+        )
+        return grpc.aio.secure_channel(
+            target, grpc.composite_channel_credentials(local, _bearer(settings.token)), options
+        )
     credentials = grpc.ssl_channel_credentials(
         root_certificates=_read(settings.ca_cert, "CA certificate"),
         private_key=_read(settings.client_key, "client key"),
         certificate_chain=_read(settings.client_cert, "client certificate"),
     )
     if settings.token is not None:
-        credentials = grpc.composite_channel_credentials(
-            credentials, grpc.access_token_call_credentials(settings.token.value)
-        )
+        credentials = grpc.composite_channel_credentials(credentials, _bearer(settings.token))
     return grpc.aio.secure_channel(target, credentials, options=options)
+
+
+def _bearer(token: BearerToken) -> grpc.CallCredentials:
+    # Sends `authorization: Bearer <token>` with every call.
+    return grpc.access_token_call_credentials(token.value)
 
 
 def _read(path: Path | None, what: str) -> bytes | None:
@@ -138,49 +154,3 @@ def _read(path: Path | None, what: str) -> bytes | None:
         return path.read_bytes()
     except OSError as error:
         raise ChannelError(f"cannot read the {what} {path}: {error.strerror}") from None
-
-
-# grpc ships no type hints, hence the ignores.
-class BearerInterceptor(
-    grpc.aio.UnaryUnaryClientInterceptor,  # type: ignore[misc]
-    grpc.aio.UnaryStreamClientInterceptor,  # type: ignore[misc]
-    grpc.aio.StreamUnaryClientInterceptor,  # type: ignore[misc]
-    grpc.aio.StreamStreamClientInterceptor,  # type: ignore[misc]
-):
-    """Adds `authorization: Bearer <token>` to every call of a plaintext local channel."""
-
-    def __init__(self, token: BearerToken) -> None:
-        self._header = token.header
-
-    def _details(self, details: grpc.aio.ClientCallDetails) -> grpc.aio.ClientCallDetails:
-        metadata = grpc.aio.Metadata(*(details.metadata or ()))
-        metadata.add(*self._header)
-        return grpc.aio.ClientCallDetails(
-            details.method, details.timeout, metadata, details.credentials, details.wait_for_ready
-        )
-
-    async def intercept_unary_unary(
-        self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails, request: Any
-    ) -> Any:
-        return await continuation(self._details(client_call_details), request)
-
-    async def intercept_unary_stream(
-        self, continuation: Any, client_call_details: grpc.aio.ClientCallDetails, request: Any
-    ) -> Any:
-        return await continuation(self._details(client_call_details), request)
-
-    async def intercept_stream_unary(
-        self,
-        continuation: Any,
-        client_call_details: grpc.aio.ClientCallDetails,
-        request_iterator: AsyncIterable[Any] | None,
-    ) -> Any:
-        return await continuation(self._details(client_call_details), request_iterator)
-
-    async def intercept_stream_stream(
-        self,
-        continuation: Any,
-        client_call_details: grpc.aio.ClientCallDetails,
-        request_iterator: AsyncIterable[Any] | None,
-    ) -> Any:
-        return await continuation(self._details(client_call_details), request_iterator)

@@ -2,18 +2,46 @@
 
 To add a subcommand, write a module exposing `COMMAND = Command(...)` and list it
 in COMMAND_MODULES (e.g. the lead's `holodesk demo`).
+
+Other distributions add subcommands through the entry-point group
+`holodesk.commands` (the daemon's `holodesk model check` does): each entry point
+names an object with `name`, `help`, `configure(parser)` and `run(args) -> int`
+(see `CommandLike`), so a distribution need not import this module. The CLI
+imports nothing of theirs until it loads the entry points at startup; one that
+fails to load is reported on stderr and skipped.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Protocol, TextIO, runtime_checkable
 
 from holodesk.client.exit_codes import ExitCode
 
 COMMAND_MODULES: tuple[str, ...] = ("holodesk.client.run_command", "holodesk.client.demo.command")
+ENTRY_POINT_GROUP = "holodesk.commands"
+
+
+@runtime_checkable
+class CommandLike(Protocol):
+    """What a subcommand provides; `description` is optional (defaults to `help`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def help(self) -> str: ...
+
+    @property
+    def configure(self) -> Callable[[argparse.ArgumentParser], None]: ...
+
+    @property
+    def run(self) -> Callable[[argparse.Namespace], int]: ...
 
 
 @dataclass(frozen=True)
@@ -26,26 +54,71 @@ class Command:
     description: str = ""
 
 
-def load_commands(modules: Sequence[str] = COMMAND_MODULES) -> list[Command]:
-    commands: list[Command] = []
+def load_commands(
+    modules: Sequence[str] = COMMAND_MODULES,
+    group: str | None = ENTRY_POINT_GROUP,
+    *,
+    stderr: TextIO | None = None,
+) -> list[CommandLike]:
+    """The built-in commands, then those of the entry-point group (None: none)."""
+    commands: list[CommandLike] = []
     for name in modules:
         command = importlib.import_module(name).COMMAND
         if not isinstance(command, Command):
             raise TypeError(f"{name}.COMMAND is not a holodesk.client.cli.Command")
         commands.append(command)
+    if group is not None:
+        taken = {c.name for c in commands}
+        for command in entry_point_commands(group, stderr=stderr):
+            if command.name in taken:
+                _warn(stderr, f"ignoring a second command named {command.name!r}")
+                continue
+            taken.add(command.name)
+            commands.append(command)
     return commands
 
 
-def build_parser(commands: Sequence[Command]) -> argparse.ArgumentParser:
+def entry_point_commands(
+    group: str = ENTRY_POINT_GROUP, *, stderr: TextIO | None = None
+) -> list[CommandLike]:
+    """Commands from installed distributions; broken ones are reported and skipped,
+    so one bad plugin never takes the whole CLI down."""
+    found: list[CommandLike] = []
+    for entry in sorted(entry_points(group=group), key=lambda e: (e.name, e.value)):
+        try:
+            command = entry.load()
+        except Exception as exc:
+            _warn(stderr, f"cannot load the {entry.name!r} command ({entry.value}): {exc}")
+            continue
+        problem = command_problem(command)
+        if problem:
+            _warn(stderr, f"the {entry.name!r} command ({entry.value}) {problem}")
+            continue
+        found.append(command)
+    return found
+
+
+def command_problem(candidate: object) -> str:
+    """Why `candidate` is not a usable command ("" when it is)."""
+    if not isinstance(candidate, CommandLike):
+        missing = [a for a in ("name", "help", "configure", "run") if not hasattr(candidate, a)]
+        return f"is a {type(candidate).__name__} without {', '.join(missing)}"
+    if not isinstance(candidate.name, str) or not candidate.name:
+        return "has no name"
+    if not callable(candidate.configure) or not callable(candidate.run):
+        return "has a configure or run that cannot be called"
+    return ""
+
+
+def build_parser(commands: Sequence[CommandLike]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="holodesk",
         description="Run computer-use agents on this desktop, driven by a holodesk daemon.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in commands:
-        sub = subparsers.add_parser(
-            command.name, help=command.help, description=command.description or command.help
-        )
+        description = getattr(command, "description", "") or command.help
+        sub = subparsers.add_parser(command.name, help=command.help, description=description)
         command.configure(sub)
         sub.set_defaults(handler=command.run)
     return parser
@@ -60,3 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exit_.code if isinstance(exit_.code, int) else int(ExitCode.USAGE)
     handler: Callable[[argparse.Namespace], int] = args.handler
     return handler(args)
+
+
+def _warn(stderr: TextIO | None, message: str) -> None:
+    print(f"holodesk: {message}", file=stderr or sys.stderr)

@@ -40,6 +40,13 @@ class Ended:
 
 
 @dataclass(frozen=True)
+class LinkLost:
+    """The stream died mid-session: the running action completes, nothing more starts."""
+
+    cause: str
+
+
+@dataclass(frozen=True)
 class Reconnecting:
     """The stream dropped mid-session: nothing runs; after `delay_s` the client resumes."""
 
@@ -65,4 +72,4 @@ class SafetyNotice:
     message: str
 
 
-Notice = Reconnecting | Resumed | SafetyNotice
+Notice = LinkLost | Reconnecting | Resumed | SafetyNotice

@@ -49,5 +49,9 @@ class ReconnectPolicy:
         return delay
 
 
-def is_resumable(error: grpc.aio.AioRpcError) -> bool:
-    return error.code() in RESUMABLE_CODES
+def is_resumable(error: grpc.aio.AioRpcError, resuming: bool = False) -> bool:
+    """Whether to try again: the link died, or (answering a resume) the daemon has not
+    yet noticed that the old stream died and still holds the session attached to it."""
+    if error.code() in RESUMABLE_CODES:
+        return True
+    return resuming and error.code() == grpc.StatusCode.FAILED_PRECONDITION

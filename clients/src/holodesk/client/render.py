@@ -7,6 +7,7 @@ from rich.markup import escape
 
 from holodesk.client import actions as a
 from holodesk.client.events import (
+    LinkLost,
     Notice,
     Outcome,
     Reconnecting,
@@ -103,10 +104,14 @@ class Printer:
         )
 
     def notice(self, notice: Notice) -> None:
-        if isinstance(notice, Reconnecting):
+        if isinstance(notice, LinkLost):
             self.progress.print(
-                f"[yellow]connection lost[/] ({escape(notice.cause)}); resuming in "
-                f"{notice.delay_s:.1f} s (attempt {notice.attempt} of {notice.max_attempts})"
+                f"[yellow]connection lost[/] ({escape(notice.cause)}): no further action starts"
+            )
+        elif isinstance(notice, Reconnecting):
+            self.progress.print(
+                f"resuming in {notice.delay_s:.1f} s "
+                f"(attempt {notice.attempt} of {notice.max_attempts})"
             )
         elif isinstance(notice, Resumed):
             self.progress.print(

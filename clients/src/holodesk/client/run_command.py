@@ -72,9 +72,9 @@ def _kinds(text: str) -> list[str]:
     kinds = [kind.strip() for kind in text.split(",") if kind.strip()]
     unknown = [kind for kind in kinds if kind not in ACTION_KINDS]
     if unknown or not kinds:
+        named = ", ".join(unknown) if unknown else repr(text)
         raise argparse.ArgumentTypeError(
-            f"unknown action kind(s) {', '.join(unknown) or text!r}: "
-            f"choose from {', '.join(ACTION_KINDS)}"
+            f"unknown action kind(s) {named}: choose from {', '.join(ACTION_KINDS)}"
         )
     return kinds
 

@@ -34,6 +34,7 @@ from holodesk.client.capture import CaptureError, FrameCapturer
 from holodesk.client.channel import ChannelSettings, check_settings, open_channel
 from holodesk.client.events import (
     Ended,
+    LinkLost,
     Notice,
     Outcome,
     Reconnecting,
@@ -222,7 +223,7 @@ class _Session:
             try:
                 ended = await self._converse()
             except grpc.aio.AioRpcError as error:
-                if not (self._resume_token and is_resumable(error)):
+                if not (self._resume_token and is_resumable(error, self._resuming)):
                     return self._rpc_error(error)
                 gave_up = await self._wait_to_resume(error)
                 if gave_up is not None:
@@ -271,9 +272,13 @@ class _Session:
 
     def _on_stream_end(self, stream: SessionStream, error: BaseException | None) -> None:
         """The reader saw the stream end: nothing more may start until it is resumed."""
-        if stream is self._stream:
-            why = _describe(error) if isinstance(error, grpc.aio.AioRpcError) else "it closed"
-            self._halt.trigger(HaltReason.LINK_LOST, f"the stream to the daemon ended ({why})")
+        if stream is not self._stream:
+            return  # an old stream, closed on purpose
+        why = _describe(error) if isinstance(error, grpc.aio.AioRpcError) else "it closed"
+        self._halt.trigger(HaltReason.LINK_LOST, f"the stream to the daemon ended ({why})")
+        resumable = isinstance(error, grpc.aio.AioRpcError) and is_resumable(error)
+        if resumable and self._resume_token:
+            self._notify(LinkLost(why))
 
     async def _open_stream(self) -> SessionStream:
         channel = await self._connector.open()

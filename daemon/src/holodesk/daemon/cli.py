@@ -152,6 +152,13 @@ def build_parser() -> argparse.ArgumentParser:
         "(default %(default)s)",
     )
     limits.add_argument(
+        "--keepalive-s",
+        type=float,
+        default=30.0,
+        help="ping every connection this often; one silent for 10 s more is dropped and "
+        "its sessions detach (default %(default)s)",
+    )
+    limits.add_argument(
         "--grace-s", type=float, default=10.0, help="time running steps get on shutdown"
     )
     parser.add_argument(
@@ -198,6 +205,8 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         max_session_s=args.max_session_s,
         step_timeout_s=args.step_timeout_s,
         resume_window_s=args.resume_window_s,
+        keepalive_s=args.keepalive_s,
+        keepalive_timeout_s=min(10.0, args.keepalive_s),
     )
 
 

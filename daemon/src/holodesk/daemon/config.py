@@ -108,6 +108,11 @@ class ServerConfig:
     step_timeout_s: float = 300.0
     # A session whose stream drops waits this long for a resume (0: dropped at once).
     resume_window_s: float = 60.0
+    # HTTP/2 keepalive: ping every connection this often, even mid-step with no data
+    # flowing, and call it dead after keepalive_timeout_s without an answer. Their sum
+    # bounds how long a silently vanished client's session stays attached.
+    keepalive_s: float = 30.0
+    keepalive_timeout_s: float = 10.0
 
     def __post_init__(self) -> None:
         if self.max_message_bytes <= 0 or self.max_frame_bytes <= 0:
@@ -132,6 +137,8 @@ class ServerConfig:
         ):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} cannot be negative")
+        if self.keepalive_s <= 0 or self.keepalive_timeout_s <= 0:
+            raise ValueError("keepalive_s and keepalive_timeout_s must be positive")
         if bool(self.tls_cert) != bool(self.tls_key):
             raise ValueError("--tls-cert and --tls-key go together (the server's PEM files)")
         if self.client_ca and not self.tls_cert:

@@ -126,16 +126,22 @@ def results_from_pb(
     return tuple(result_from_pb(r, f"{field}[{i}]") for i, r in enumerate(results))
 
 
+def display_from_pb(display: geometry_pb2.Display, field: str) -> Display:
+    scale = display.scale_factor if display.scale_factor != 0 else 1.0
+    if not math.isfinite(scale) or scale <= 0:
+        raise InvalidArgument(f"{field}.scale_factor", f"must be positive, got {scale}")
+    return Display(
+        display_id=display.display_id,
+        bounds=rect_from_pb(display.bounds),
+        scale_factor=scale,
+        primary=display.primary,
+        name=display.name,
+    )
+
+
 def session_request_from_pb(start: agent_pb2.SessionStart, field: str = "start") -> SessionRequest:
     displays = tuple(
-        Display(
-            display_id=d.display_id,
-            bounds=rect_from_pb(d.bounds),
-            scale_factor=d.scale_factor or 1.0,
-            primary=d.primary,
-            name=d.name,
-        )
-        for d in start.displays
+        display_from_pb(d, f"{field}.displays[{i}]") for i, d in enumerate(start.displays)
     )
     ids = [d.display_id for d in displays]
     if len(set(ids)) != len(ids):

@@ -14,7 +14,8 @@ import re
 
 REDACTED = "[REDACTED]"
 _PATTERNS = (
-    re.compile(r"(?i)(bearer\s+)[^\s'\",;)\]}]+"),
+    # A credential after "Bearer" (RFC 6750 token68 characters, 8 or more: not prose).
+    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=\-]{8,}"),
     re.compile(r"(hdk_)[A-Za-z0-9_\-]{8,}"),
 )
 

@@ -50,9 +50,10 @@ whose SessionStart carries the resume token (same principal) continues it, with 
 fresh token, the last step and the ids of actions whose results never arrived; the
 next step is decided from a fresh frame, and no batch is ever sent twice
 (session_runner.py). Unknown or expired token: NOT_FOUND; a session still attached
-to a live stream: FAILED_PRECONDITION. The server pings idle connections every 30 s
-and drops them after 10 s without an answer, so a vanished client is noticed
-within the resume window; clients may ping every 10 s or slower.
+to a live stream: FAILED_PRECONDITION. The server pings every connection every
+--keepalive-s (30 s), data or not, and drops it after 10 s without an answer, so a
+silently vanished client is noticed within the resume window; clients may ping
+every 10 s or slower (the holodesk client pings every 60 s).
 
 Other errors are precise status codes with google.rpc details (see errors.py):
 FAILED_PRECONDITION for protocol-order violations, NOT_FOUND for unknown session
@@ -174,11 +175,16 @@ def _grpc_options(config: ServerConfig) -> list[tuple[str, Any]]:
     return [
         ("grpc.max_receive_message_length", config.max_message_bytes),
         ("grpc.max_send_message_length", config.max_message_bytes),
-        # Steps can take minutes without a byte on the stream. Ping idle connections
-        # every 30 s and give up after 10 s without an answer: a vanished client is
-        # noticed (and its session detached) well inside the 60 s resume window.
-        ("grpc.keepalive_time_ms", 30_000),
-        ("grpc.keepalive_timeout_ms", 10_000),
+        # Steps can take minutes without a byte on the stream. Ping every connection
+        # every 30 s (--keepalive-s), with or without data, and give up after 10 s
+        # without an answer: a vanished client is noticed (and its session detached)
+        # well inside the 60 s resume window.
+        ("grpc.keepalive_time_ms", int(config.keepalive_s * 1000)),
+        ("grpc.keepalive_timeout_ms", int(config.keepalive_timeout_s * 1000)),
+        ("grpc.http2.max_pings_without_data", 0),
+        # gRPC 1.85 enforces the ack deadline through the ping timeout (default 60 s);
+        # the keepalive timeout alone leaves a half-open connection up for a minute.
+        ("grpc.http2.ping_timeout_ms", int(config.keepalive_timeout_s * 1000)),
         # Clients may ping as often as every 10 s (ours ping every 60 s), even between
         # calls, without being told "too many pings".
         ("grpc.http2.min_ping_interval_without_data_ms", 10_000),

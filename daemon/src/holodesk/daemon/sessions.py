@@ -104,6 +104,8 @@ class SessionRequest:
         if not self.displays:
             return None
         display = next((d for d in self.displays if d.primary), self.displays[0])
+        if display.bounds.width <= 0 or display.bounds.height <= 0:
+            return None  # a client that did not say: as if no display was given
         return Size(display.bounds.width, display.bounds.height)
 
 

@@ -66,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
             max_steps=args.max_steps,
             on_started=printer.started,
             on_step=printer.step,
+            on_notice=printer.notice,
         )
         outcome = asyncio.run(run_session(daemon.address, args.task, backend, options))
         printer.outcome(outcome)

@@ -51,7 +51,7 @@ from holodesk.daemon.engines.transformers_options import TransformersSettings
 log = logging.getLogger(__name__)
 
 
-class _Aborted(Exception):
+class _AbortedError(Exception):
     pass
 
 
@@ -64,6 +64,7 @@ class TransformersEngine:
         self._executor: ThreadPoolExecutor | None = None
         self._start_lock = asyncio.Lock()
         self._flags: dict[str, threading.Event] = {}
+        self._running: str | None = None
         # Recent aborts (explicit or by cancellation), for operators and tests.
         self.aborted: deque[str] = deque(maxlen=256)
 
@@ -105,18 +106,34 @@ class TransformersEngine:
         self._flags[request.request_id] = flag
         loop = asyncio.get_running_loop()
         try:
-            return await loop.run_in_executor(
-                self._executor, _generate, loaded, request, flag, self.settings.max_new_tokens
-            )
+            return await loop.run_in_executor(self._executor, self._work, loaded, request, flag)
         except asyncio.CancelledError:
             # A queued request is dropped from the queue; a running one stops at its next token.
             flag.set()
             self.aborted.append(request.request_id)
+            current = asyncio.current_task()
+            if current is not None and current.cancelling() == 0:
+                # Not our caller's cancellation: close() dropped the queued request.
+                raise EngineError(f"request {request.request_id}: the engine closed") from None
             raise
-        except _Aborted:
+        except _AbortedError:
             raise EngineError(f"request {request.request_id} was aborted") from None
         finally:
             self._flags.pop(request.request_id, None)
+
+    @property
+    def running(self) -> str | None:
+        """The request the worker thread is generating for now, if any."""
+        return self._running
+
+    def _work(
+        self, loaded: LoadedModel, request: GenerationRequest, flag: threading.Event
+    ) -> GenerationResult:
+        self._running = request.request_id
+        try:
+            return _generate(loaded, request, flag, self.settings.max_new_tokens)
+        finally:
+            self._running = None
 
     async def abort(self, request_id: str) -> None:
         flag = self._flags.get(request_id)
@@ -146,7 +163,7 @@ def _generate(
 ) -> GenerationResult:
     """Runs on the engine's worker thread."""
     if flag.is_set():
-        raise _Aborted
+        raise _AbortedError
     torch, transformers = import_stack()
     inputs = _inputs(loaded, request)
     prompt_tokens = int(inputs["input_ids"].shape[1])
@@ -154,7 +171,9 @@ def _generate(
     limit = sampling.max_tokens if cap is None else min(sampling.max_tokens, cap)
     options: dict[str, Any] = {
         "max_new_tokens": limit,
-        "stopping_criteria": transformers.StoppingCriteriaList([_abort_criteria(transformers, flag)]),
+        "stopping_criteria": transformers.StoppingCriteriaList(
+            [_abort_criteria(transformers, flag)]
+        ),
     }
     pad = loaded.tokenizer.pad_token_id
     options["pad_token_id"] = pad if pad is not None else loaded.tokenizer.eos_token_id
@@ -171,7 +190,7 @@ def _generate(
     except Exception as exc:
         raise EngineError(f"transformers generate() failed: {type(exc).__name__}: {exc}") from exc
     if flag.is_set():
-        raise _Aborted
+        raise _AbortedError
     sequence = output.sequences[0] if hasattr(output, "sequences") else output[0]
     new_tokens = sequence[prompt_tokens:]
     text = loaded.tokenizer.decode(new_tokens, skip_special_tokens=True)
@@ -182,7 +201,9 @@ def _inputs(loaded: LoadedModel, request: GenerationRequest) -> Any:
     chat = template_chat(request.messages)
     if chat.images and not loaded.takes_images:
         raise EngineError(f"{request.request_id}: this model's processor takes no images")
-    owner = loaded.processor if getattr(loaded.processor, "chat_template", None) else loaded.tokenizer
+    owner = (
+        loaded.processor if getattr(loaded.processor, "chat_template", None) else loaded.tokenizer
+    )
     try:
         text = owner.apply_chat_template(chat.messages, tokenize=False, add_generation_prompt=True)
     except Exception as exc:
@@ -200,8 +221,10 @@ def _inputs(loaded: LoadedModel, request: GenerationRequest) -> Any:
             inputs = loaded.tokenizer([str(text)], return_tensors="pt", add_special_tokens=False)
     except Exception as exc:
         raise EngineError(f"the processor failed: {type(exc).__name__}: {exc}") from exc
-    dtype = loaded.dtype
-    return inputs.to(loaded.device, dtype=dtype) if dtype is not None else inputs.to(loaded.device)
+    if chat.images:
+        # Pixel values in the model's dtype (a bfloat16 model would reject float32 ones).
+        return inputs.to(loaded.device, dtype=loaded.dtype)
+    return inputs.to(loaded.device)
 
 
 def _abort_criteria(transformers: Any, flag: threading.Event) -> Any:

@@ -162,3 +162,42 @@ register_policy(
         open_options=True,
     )
 )
+
+
+def _transformers(options: Mapping[str, str]) -> Policy:
+    # Imported here, and torch/transformers only in start(): a daemon without them still runs.
+    from holodesk.daemon.engines.transformers_engine import TransformersEngine
+    from holodesk.daemon.engines.transformers_options import settings_from_options
+    from holodesk.daemon.engines.vllm_args import DEFAULT_MODEL
+
+    dialect = dialect_from_options(options)
+    settings = settings_from_options(options, DEFAULT_MODEL)
+    return ModelPolicy(
+        dialect,
+        TransformersEngine(settings),
+        name="transformers",
+        description=f"{dialect.name} dialect on {settings.model} in transformers (local)",
+    )
+
+
+register_policy(
+    PolicyEntry(
+        name="transformers",
+        description="a model in Hugging Face transformers inside the daemon, one step at a time "
+        "(development and small hosts)",
+        factory=_transformers,
+        options={
+            "model": "hub id or folder (default Hcompany/Holotron-12B)",
+            "dialect": f"built-in dialect name (default {DEFAULT_DIALECT})",
+            "dialect_file": "JSON/TOML dialect file overriding a built-in",
+            "device": "auto (default: a CUDA GPU if torch sees one, else cpu), cpu, cuda, cuda:N",
+            "dtype": "auto (default: float32 on cpu, the checkpoint's dtype on a GPU), "
+            "float32, bfloat16, float16",
+            "device_map": "passed to from_pretrained, e.g. auto (needs accelerate)",
+            "trust_remote_code": "true/false (default true for Holotron-12B, else false)",
+            "max_new_tokens": "cap on generated tokens per step (default: the dialect's)",
+            "attn_implementation": "passed to from_pretrained, e.g. sdpa, flash_attention_2",
+            "revision": "hub revision (branch, tag or commit)",
+        },
+    )
+)

@@ -111,13 +111,15 @@ class HotkeyListener:
     def _fire(self) -> None:
         self._on_press()
 
-    def stop(self, timeout_s: float = START_TIMEOUT_S) -> None:
+    def stop(self, timeout_s: float = START_TIMEOUT_S) -> bool:
+        """Stop listening; True once the listener's thread has ended."""
         listener, self._listener = self._listener, None
         if listener is None:
-            return
+            return True
         listener.stop()
         _unblock_xrecord(listener)
         listener.join(timeout_s)
+        return not listener.is_alive()
 
     @property
     def running(self) -> bool:
