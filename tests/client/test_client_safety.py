@@ -367,6 +367,18 @@ def test_fail_safe_off_ignores_corners(backend: fake.FakeBackend, frame: SentFra
     assert _statuses(report.results) == [OK]
 
 
+
+def test_fail_safe_watches_only_pointers_a_person_can_move(
+    backend: fake.FakeBackend, frame: SentFrame
+) -> None:
+    """Proves: a target whose pointer is only the client's own (a web page, a VNC
+    session) never trips the fail-safe, even when that pointer starts at (0, 0)."""
+    backend.input.move(0, 0)
+    backend.observes_user_pointer = False
+    settings = SafetySettings(emergency_stop=None)
+    report = _executor(backend, frame, settings).execute([a.TypeText(action_id="1", text="x")])
+    assert _statuses(report.results) == [OK]
+
 # -- held input -------------------------------------------------------------------------
 
 

@@ -302,6 +302,10 @@ class Backend:
     input: InputDriver
     # Present only where the target can load a URL itself (a web page).
     navigator: Navigator | None = None
+    # Whether cursor_position() reports a pointer a person can move too. The client's
+    # fail-safe corner watches it; a web page's or a VNC session's pointer is only
+    # what the client itself last sent, so there is nothing to watch.
+    observes_user_pointer: bool = True
 
     def close(self) -> None:
         try:

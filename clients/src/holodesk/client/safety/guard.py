@@ -46,7 +46,7 @@ class SafetyGuard:
         self._bucket = TokenBucket(rate, settings.burst_size, clock) if rate else None
         self._fail_safe = (
             FailSafe(backend.input, backend.screen, settings.fail_safe_px)
-            if settings.fail_safe
+            if settings.fail_safe and backend.observes_user_pointer
             else None
         )
 

@@ -87,6 +87,8 @@ def create(
         os="vnc",
         screen=VncScreen(link, display_id or f"vnc:{target.address}", update_timeout_s),
         input=VncInput(link, unicode_keysyms, keysym_budget, settle_s),
+        # RFB never reports the remote pointer: positions are the client's own moves.
+        observes_user_pointer=False,
     )
 
 

@@ -99,6 +99,7 @@ def create(
         screen=WebScreen(page),
         input=WebInput(page),
         navigator=WebNavigator(page, navigation_timeout_s),
+        observes_user_pointer=False,
         page=page,
         owned_browser=owned,
     )
