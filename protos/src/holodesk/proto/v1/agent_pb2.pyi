@@ -37,6 +37,8 @@ class _SessionOutcomeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Sessio
     """Cancelled by the client or an operator."""
     SESSION_OUTCOME_STEP_LIMIT: _SessionOutcome.ValueType  # 4
     """The step limit was reached before the task was done."""
+    SESSION_OUTCOME_TIME_LIMIT: _SessionOutcome.ValueType  # 5
+    """The session's time limit was reached before the task was done."""
 
 class SessionOutcome(_SessionOutcome, metaclass=_SessionOutcomeEnumTypeWrapper): ...
 
@@ -49,6 +51,8 @@ SESSION_OUTCOME_CANCELLED: SessionOutcome.ValueType  # 3
 """Cancelled by the client or an operator."""
 SESSION_OUTCOME_STEP_LIMIT: SessionOutcome.ValueType  # 4
 """The step limit was reached before the task was done."""
+SESSION_OUTCOME_TIME_LIMIT: SessionOutcome.ValueType  # 5
+"""The session's time limit was reached before the task was done."""
 Global___SessionOutcome: _TypeAlias = SessionOutcome  # noqa: Y015
 
 @_typing.final

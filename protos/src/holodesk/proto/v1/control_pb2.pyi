@@ -33,6 +33,8 @@ class _SessionStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SessionS
     """The policy is deciding the next step."""
     SESSION_STATE_PAUSED: _SessionState.ValueType  # 3
     SESSION_STATE_ENDED: _SessionState.ValueType  # 4
+    SESSION_STATE_DETACHED: _SessionState.ValueType  # 5
+    """Its stream dropped; it waits for the client to resume it (SessionStart.resume_token)."""
 
 class SessionState(_SessionState, metaclass=_SessionStateEnumTypeWrapper): ...
 
@@ -43,6 +45,8 @@ SESSION_STATE_THINKING: SessionState.ValueType  # 2
 """The policy is deciding the next step."""
 SESSION_STATE_PAUSED: SessionState.ValueType  # 3
 SESSION_STATE_ENDED: SessionState.ValueType  # 4
+SESSION_STATE_DETACHED: SessionState.ValueType  # 5
+"""Its stream dropped; it waits for the client to resume it (SessionStart.resume_token)."""
 Global___SessionState: _TypeAlias = SessionState  # noqa: Y015
 
 @_typing.final
@@ -58,6 +62,7 @@ class SessionInfo(_message.Message):
     CLIENT_HOSTNAME_FIELD_NUMBER: _builtins.int
     CLIENT_OS_FIELD_NUMBER: _builtins.int
     STARTED_AT_FIELD_NUMBER: _builtins.int
+    PRINCIPAL_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
     task: _builtins.str
     state: Global___SessionState.ValueType
@@ -66,6 +71,8 @@ class SessionInfo(_message.Message):
     policy: _builtins.str
     client_hostname: _builtins.str
     client_os: _builtins.str
+    principal: _builtins.str
+    """Who runs it: a token's name, an mTLS certificate's CN, "local" for loopback callers."""
     @_builtins.property
     def started_at(self) -> _timestamp_pb2.Timestamp: ...
     def __init__(
@@ -80,10 +87,11 @@ class SessionInfo(_message.Message):
         client_hostname: _builtins.str = ...,
         client_os: _builtins.str = ...,
         started_at: _timestamp_pb2.Timestamp | None = ...,
+        principal: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["started_at", b"started_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_hostname", b"client_hostname", "client_os", b"client_os", "max_steps", b"max_steps", "policy", b"policy", "session_id", b"session_id", "started_at", b"started_at", "state", b"state", "step", b"step", "task", b"task"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_hostname", b"client_hostname", "client_os", b"client_os", "max_steps", b"max_steps", "policy", b"policy", "principal", b"principal", "session_id", b"session_id", "started_at", b"started_at", "state", b"state", "step", b"step", "task", b"task"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
