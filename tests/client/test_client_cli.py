@@ -56,11 +56,12 @@ def test_succeeded_prints_steps_and_the_answer(
 
 
 @pytest.mark.parametrize(
-    ("outcome", "code"),
+    ("outcome", "code", "word"),
     [
-        (agent_pb2.SESSION_OUTCOME_FAILED, ExitCode.FAILED),
-        (agent_pb2.SESSION_OUTCOME_CANCELLED, ExitCode.CANCELLED),
-        (agent_pb2.SESSION_OUTCOME_STEP_LIMIT, ExitCode.STEP_LIMIT),
+        (agent_pb2.SESSION_OUTCOME_FAILED, ExitCode.FAILED, "failed"),
+        (agent_pb2.SESSION_OUTCOME_CANCELLED, ExitCode.CANCELLED, "cancelled"),
+        (agent_pb2.SESSION_OUTCOME_STEP_LIMIT, ExitCode.STEP_LIMIT, "step_limit"),
+        (agent_pb2.SESSION_OUTCOME_TIME_LIMIT, ExitCode.TIME_LIMIT, "time_limit"),
     ],
 )
 def test_exit_code_says_how_it_ended(
@@ -68,10 +69,13 @@ def test_exit_code_says_how_it_ended(
     capsys: pytest.CaptureFixture[str],
     outcome: agent_pb2.SessionOutcome.ValueType,
     code: ExitCode,
+    word: str,
 ) -> None:
+    """Each ending has its own exit code, and the rendered last line names it."""
     assert _run(daemon(_ends_with(outcome, "the reason")).target) == code
     out, err = capsys.readouterr()
     assert out == ""
+    assert f"{word} after " in err
     assert "the reason" in err
 
 
@@ -149,6 +153,7 @@ def test_exit_code_values_are_stable() -> None:
         "STEP_LIMIT": 4,
         "DAEMON_ERROR": 5,
         "BACKEND_UNAVAILABLE": 6,
+        "TIME_LIMIT": 7,
     }
 
 

@@ -141,5 +141,7 @@ def test_ended_outcomes() -> None:
         outcome=agent_pb2.SESSION_OUTCOME_STEP_LIMIT, reason="limit", steps=3
     )
     assert convert.ended_from_proto(ended).outcome is Outcome.STEP_LIMIT
+    timed_out = agent_pb2.SessionEnded(outcome=agent_pb2.SESSION_OUTCOME_TIME_LIMIT)
+    assert convert.ended_from_proto(timed_out).outcome is Outcome.TIME_LIMIT
     with pytest.raises(convert.ConversionError, match="unknown outcome"):
         convert.ended_from_proto(agent_pb2.SessionEnded())

@@ -29,8 +29,8 @@ from holodesk.client.safety import SafetySettings
 from holodesk.client.session import SessionOptions, run_session
 from holodesk.platform.backends import fake
 from holodesk.proto.v1 import agent_pb2
+from tests.support.certs import CLIENT_CN, Pki, make_pki
 
-from .certs import CLIENT_CN, Pki, make_pki
 from .scripted import Conversation, Script, ScriptedDaemon, done
 
 Daemon = Callable[[Script], ScriptedDaemon]

@@ -367,7 +367,6 @@ def test_fail_safe_off_ignores_corners(backend: fake.FakeBackend, frame: SentFra
     assert _statuses(report.results) == [OK]
 
 
-
 def test_fail_safe_watches_only_pointers_a_person_can_move(
     backend: fake.FakeBackend, frame: SentFrame
 ) -> None:
@@ -378,6 +377,7 @@ def test_fail_safe_watches_only_pointers_a_person_can_move(
     settings = SafetySettings(emergency_stop=None)
     report = _executor(backend, frame, settings).execute([a.TypeText(action_id="1", text="x")])
     assert _statuses(report.results) == [OK]
+
 
 # -- held input -------------------------------------------------------------------------
 

@@ -220,6 +220,18 @@ async def test_step_limit_outcome(daemon: Daemon, backend: fake.FakeBackend) -> 
     assert outcome.reason == "30 steps"
 
 
+async def test_time_limit_outcome(daemon: Daemon, backend: fake.FakeBackend) -> None:
+    """The daemon's TIME_LIMIT ending is its own outcome, not a FAILED one."""
+
+    async def script(conv: Conversation) -> None:
+        await conv.open()
+        await conv.end(agent_pb2.SESSION_OUTCOME_TIME_LIMIT, reason="time limit: 60 s")
+
+    outcome = await run_session(daemon(script).target, "t", backend)
+    assert outcome.outcome is Outcome.TIME_LIMIT
+    assert outcome.reason == "time limit: 60 s"
+
+
 async def test_actions_before_started_is_a_protocol_error(
     daemon: Daemon, backend: fake.FakeBackend
 ) -> None:

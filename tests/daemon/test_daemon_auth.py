@@ -117,6 +117,23 @@ async def test_denials_carry_error_info_and_the_permission_names_the_role(tmp_pa
         assert info.metadata["required_role"] == "admin"
 
 
+async def test_list_sessions_names_the_principal_that_runs_each_session(
+    tmp_path: Path,
+) -> None:
+    """SessionInfo.principal is the caller that started the session (token:<name>), so
+    an operator sees who drives each desktop."""
+    tokens = write_tokens(tmp_path, bot="agent", ops="admin")
+    async with running_daemon([scripted_policy([CLICK])], tokens_file=str(tokens.path)) as daemon:
+        mine = Stream(daemon.channel, metadata=tokens.metadata("bot"))
+        started = await mine.start()
+        listed = await daemon.control.ListSessions(
+            control_pb2.ListSessionsRequest(), metadata=tokens.metadata("ops")
+        )
+        (info,) = listed.sessions
+        assert (info.session_id, info.principal) == (started.session_id, "token:bot")
+        mine.call.cancel()
+
+
 async def test_health_and_reflection_stay_open(tmp_path: Path) -> None:
     """Load balancers and grpcurl need no credential (documented)."""
     tokens = write_tokens(tmp_path, bot="agent")

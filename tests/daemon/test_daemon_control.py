@@ -36,6 +36,7 @@ async def test_list_shows_live_sessions() -> None:
         assert info.policy == "recording"
         assert (info.client_hostname, info.client_os) == ("desk-7", "linux")
         assert info.started_at.seconds > 0
+        assert info.principal == "anonymous"  # open mode on loopback
 
 
 async def test_pause_holds_the_next_step_until_resume() -> None:

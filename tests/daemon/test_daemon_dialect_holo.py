@@ -187,10 +187,10 @@ def test_holo15_uses_pixels_of_the_resized_image() -> None:
 
 
 def test_locations_accept_json_points_and_click_text() -> None:
-    assert HOLO.parse_location('{"x": 500, "y": 500}', GEO) == Point(500, 250)
+    assert HOLO.parse_location('{"x": 500, "y": 500}', GEO).point == Point(500, 250)
     holo15 = get_dialect("holo1.5")
     geometry = holo15.geometry(Size(1920, 1080))  # the model saw 1316x728
-    assert holo15.parse_location("Click(329, 182)", geometry) == Point(480, 270)
+    assert holo15.parse_location("Click(329, 182)", geometry).point == Point(480, 270)
     with pytest.raises(DialectParseError):
         HOLO.parse_location("nowhere", GEO)
 

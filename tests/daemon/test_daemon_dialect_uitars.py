@@ -282,7 +282,7 @@ def test_unusable_outputs_are_typed_parse_errors_with_a_hint(text: str, message:
     ],
 )
 def test_locations_accept_every_position_form(text: str, expected: Point) -> None:
-    assert UITARS.parse_location(text, GEO) == expected
+    assert UITARS.parse_location(text, GEO).point == expected
 
 
 def test_locations_without_a_position_are_parse_errors() -> None:

@@ -40,7 +40,7 @@ def _must_parse_or_raise_typed(text: str) -> None:
                 for point in points_of(action):
                     _inside(point)
         try:
-            _inside(dialect.parse_location(text, geometry))
+            _inside(dialect.parse_location(text, geometry).point)
         except DialectParseError as exc:
             error = error or exc
         if error is not None:  # every error explains itself and says how to fix it

@@ -105,12 +105,13 @@ async def test_a_frame_above_the_pixel_limit_is_invalid_argument() -> None:
 
 async def test_the_session_time_limit_ends_it_with_a_clear_reason() -> None:
     """--max-session-s: a session whose client never sends its observation ends
-    FAILED with reason "time limit: ..." and leaves the registry."""
+    TIME_LIMIT (its own outcome, not FAILED) with reason "time limit: ..." and leaves
+    the registry."""
     async with running_daemon([scripted_policy([CLICK])], max_session_s=0.2) as daemon:
         stream = daemon.stream()
         await stream.start()
         ended = await stream.recv()
-        assert ended.ended.outcome == agent_pb2.SESSION_OUTCOME_FAILED
+        assert ended.ended.outcome == agent_pb2.SESSION_OUTCOME_TIME_LIMIT
         assert ended.ended.reason.startswith("time limit:")
         await asyncio.wait_for(daemon.running.registry.wait_empty(), GUARD_S)
 

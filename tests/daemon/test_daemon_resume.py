@@ -88,7 +88,7 @@ async def test_drop_mid_step_then_resume_reports_pending_ids_and_decides_a_new_s
         assert len(daemon.running.registry) == 1  # detached, not destroyed
 
         listed = await daemon.control.ListSessions(control_pb2.ListSessionsRequest())
-        assert listed.sessions[0].state == control_pb2.SESSION_STATE_WAITING_FOR_CLIENT
+        assert listed.sessions[0].state == control_pb2.SESSION_STATE_DETACHED
 
         again = Stream(channel)
         resumed = await again.start("", resume_token=started.resume_token)

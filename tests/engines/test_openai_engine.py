@@ -457,7 +457,8 @@ async def test_a_daemon_session_on_the_openai_engine_succeeds() -> None:
 async def test_a_client_leaving_mid_step_hangs_up_on_the_model_server() -> None:
     async with OpenAIServer(script=[Hang()]) as server:
         policy = ModelPolicy(get_dialect("holo"), OpenAIEngine(server.base_url, "tiny"))
-        async with running_daemon([policy]) as daemon:
+        # Resume off, so the dropped session is removed rather than detached for a resume.
+        async with running_daemon([policy], resume_window_s=0) as daemon:
             stream = daemon.stream()
             await stream.start()
             await stream.observe_nowait(make_frame("f1"))

@@ -307,7 +307,9 @@ async def test_daemon_sessions_fail_cleanly_on_gibberish(
 
 async def test_client_disconnect_aborts_the_request(engine: VllmEngine, tmp_path: Path) -> None:
     policy = ModelPolicy(tiny_dialect(tmp_path, "long", 4000), KeepOpen(engine), name="long")
-    async with running_daemon([policy]) as daemon:
+    # Resume off, so the dropped session is removed rather than detached for a resume
+    # (detaching aborts the request the same way: tests/daemon/test_daemon_resume.py).
+    async with running_daemon([policy], resume_window_s=0) as daemon:
         stream = daemon.stream()
         started = await stream.start()
         await stream.observe_nowait(make_frame("f", 400, 400))

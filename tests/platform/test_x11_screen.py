@@ -6,12 +6,12 @@ from collections.abc import Iterator
 
 import pytest
 from Xlib import Xatom
-from Xlib import display as xdisplay
 
 from holodesk.platform.backends import x11 as x11_backend
 from holodesk.platform.base import Backend, Region
 from holodesk.platform.errors import BackendUnavailableError
 from holodesk.platform.virtual_display import VirtualDisplay
+from holodesk.platform.x11.connection import open_display
 from tests.support.probe import ProbeApp
 from tests.support.randr import Monitor, set_monitors
 from tests.support.xvfb import xvfb as start_xvfb
@@ -72,7 +72,7 @@ def own_display() -> Iterator[str]:
 
 
 def test_scale_factor_comes_from_xft_dpi(own_display: str) -> None:
-    connection = xdisplay.Display(own_display)
+    connection = open_display(own_display)
     root = connection.screen().root
     root.change_property(
         Xatom.RESOURCE_MANAGER, Xatom.STRING, 8, b"Xft.antialias:\t1\nXft.dpi:\t192\n"

@@ -4,6 +4,7 @@
     server = ca.issue("localhost", hosts=("localhost", "127.0.0.1"))
     client = ca.issue("tray")            # a client certificate, CN "tray"
     paths = server.write(tmp_path, "server")   # server.crt / server.key
+    pki = make_pki(tmp_path)             # CA + server + client (CN CLIENT_CN) files
 
 ECDSA P-256 keys: fast to make, and gRPC's TLS stack takes them.
 """
@@ -120,3 +121,37 @@ class CertificateAuthority:
             builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
         cert = builder.sign(self._key, hashes.SHA256())
         return Issued(cert.public_bytes(serialization.Encoding.PEM), _key_pem(key))
+
+
+CLIENT_CN = "test-client"
+
+
+@dataclass(frozen=True)
+class Pki:
+    """Files of a ready-made PKI: one CA, a server and a client certificate it signed."""
+
+    ca_cert: Path
+    server_cert: Path
+    server_key: Path
+    client_cert: Path
+    client_key: Path
+    # A second CA that signed nothing here: verifying with it must fail.
+    other_ca_cert: Path
+
+
+def make_pki(directory: Path) -> Pki:
+    """A server certificate for localhost and 127.0.0.1, and a client certificate
+    (CN CLIENT_CN, for mTLS), both from one CA, written under `directory`."""
+    ca = CertificateAuthority("ca")
+    server_cert, server_key = ca.issue("localhost", hosts=("localhost", "127.0.0.1")).write(
+        directory, "server"
+    )
+    client_cert, client_key = ca.issue(CLIENT_CN).write(directory, "client")
+    return Pki(
+        ca_cert=ca.write(directory, "ca"),
+        server_cert=server_cert,
+        server_key=server_key,
+        client_cert=client_cert,
+        client_key=client_key,
+        other_ca_cert=CertificateAuthority("other-ca").write(directory, "other-ca"),
+    )

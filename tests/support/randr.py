@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from Xlib import display as xdisplay
 from Xlib.protocol import rq
+
+from holodesk.platform.x11.connection import open_display
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ def set_monitors(display: str, monitors: Sequence[Monitor]) -> None:
     The first monitor takes over the screen's RandR outputs, which retires the
     automatic whole-screen monitor Xvfb reports otherwise.
     """
-    connection = xdisplay.Display(display)
+    connection = open_display(display)
     try:
         root = connection.screen().root
         outputs = list(root.xrandr_get_screen_resources().outputs)

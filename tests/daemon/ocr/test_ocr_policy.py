@@ -128,8 +128,8 @@ async def test_locate_finds_each_description(policy: OcrPolicy) -> None:
         left, top, right, bottom = screen.texts[text]
         assert left <= location.point.x <= right
         assert top <= location.point.y <= bottom
-        assert abs(location.box.x - left) <= 3
-        assert abs(location.box.width - (right - left)) <= 4
+        assert abs(location.box.left - left) <= 3
+        assert abs(location.box.right - location.box.left - (right - left)) <= 4
         assert '"score": 1.0' in location.raw_output
     assert not missing.found
     assert missing.point is None

@@ -14,10 +14,10 @@ from functools import partial
 
 from PIL import Image
 from Xlib import X
-from Xlib import display as xdisplay
 
 from holodesk.platform.base import Region
 from holodesk.platform.select import open_backend
+from holodesk.platform.x11.connection import open_display
 from tests.platform.vnc.servers import xvnc
 
 WIDTH, HEIGHT = 1280, 800
@@ -26,7 +26,7 @@ ROUNDS = 10
 
 def paint_noise(display_name: str, seed: int) -> None:
     """Cover the root window with fresh noise: every pixel changes, nothing compresses."""
-    connection = xdisplay.Display(display_name)
+    connection = open_display(display_name)
     try:
         screen = connection.screen()
         root = screen.root
@@ -42,7 +42,7 @@ def paint_noise(display_name: str, seed: int) -> None:
 
 def x_get_image(display_name: str) -> Image.Image:
     """The local way to read that screen (mss cannot read Xvnc's visual)."""
-    connection = xdisplay.Display(display_name)
+    connection = open_display(display_name)
     try:
         reply = connection.screen().root.get_image(0, 0, WIDTH, HEIGHT, X.ZPixmap, 0xFFFFFFFF)
         return Image.frombytes("RGB", (WIDTH, HEIGHT), reply.data, "raw", "BGRX")

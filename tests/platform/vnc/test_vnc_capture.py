@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 from PIL import Image
-from Xlib import display as xdisplay
 
 from holodesk.platform.base import Backend, Region
 from holodesk.platform.select import open_backend
+from holodesk.platform.x11.connection import open_display
 from tests.platform.vnc.servers import VncServer, require, solid_colour, xvnc
 from tests.support.probe import ProbeApp
 
@@ -30,7 +30,7 @@ def _box(probe: ProbeApp, name: str) -> Region:
 @pytest.fixture
 def x_root(xvnc_server: VncServer) -> Iterator[Any]:
     """An X connection to the Xvnc, to paint its root window directly."""
-    connection = xdisplay.Display(xvnc_server.display)
+    connection = open_display(xvnc_server.display)
     yield connection
     connection.close()
 

@@ -13,6 +13,7 @@ class Outcome(enum.Enum):
     FAILED = "failed"
     CANCELLED = "cancelled"
     STEP_LIMIT = "step_limit"
+    TIME_LIMIT = "time_limit"
     # Client side only: the daemon was unreachable, aborted the stream, or broke the protocol.
     ERROR = "error"
 

@@ -16,6 +16,7 @@ class ExitCode(enum.IntEnum):
     # The daemon was unreachable, aborted the session, or broke the protocol.
     DAEMON_ERROR = 5
     BACKEND_UNAVAILABLE = 6
+    TIME_LIMIT = 7
 
 
 def for_outcome(outcome: Outcome) -> ExitCode:
@@ -24,5 +25,6 @@ def for_outcome(outcome: Outcome) -> ExitCode:
         Outcome.FAILED: ExitCode.FAILED,
         Outcome.CANCELLED: ExitCode.CANCELLED,
         Outcome.STEP_LIMIT: ExitCode.STEP_LIMIT,
+        Outcome.TIME_LIMIT: ExitCode.TIME_LIMIT,
         Outcome.ERROR: ExitCode.DAEMON_ERROR,
     }[outcome]

@@ -29,6 +29,7 @@ _OUTCOME_STYLE = {
     Outcome.FAILED: "bold red",
     Outcome.CANCELLED: "bold yellow",
     Outcome.STEP_LIMIT: "bold yellow",
+    Outcome.TIME_LIMIT: "bold yellow",
     Outcome.ERROR: "bold red",
 }
 

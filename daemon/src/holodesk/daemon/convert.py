@@ -16,7 +16,7 @@ from google.protobuf import timestamp_pb2
 from holodesk.daemon import actions as act
 from holodesk.daemon.errors import InvalidArgument
 from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
-from holodesk.daemon.geometry import Point, Rect, Size
+from holodesk.daemon.geometry import Box, Point, Rect, Size
 from holodesk.daemon.policies.base import Location
 from holodesk.daemon.sessions import (
     ClientInfo,
@@ -65,15 +65,13 @@ _OUTCOMES_PB = {
     SessionOutcome.FAILED: agent_pb2.SESSION_OUTCOME_FAILED,
     SessionOutcome.CANCELLED: agent_pb2.SESSION_OUTCOME_CANCELLED,
     SessionOutcome.STEP_LIMIT: agent_pb2.SESSION_OUTCOME_STEP_LIMIT,
-    # The contract has no time-limit outcome yet: FAILED, with a "time limit: ..." reason.
-    SessionOutcome.TIME_LIMIT: agent_pb2.SESSION_OUTCOME_FAILED,
+    SessionOutcome.TIME_LIMIT: agent_pb2.SESSION_OUTCOME_TIME_LIMIT,
 }
 _STATES_PB = {
     SessionState.WAITING_FOR_CLIENT: control_pb2.SESSION_STATE_WAITING_FOR_CLIENT,
     SessionState.THINKING: control_pb2.SESSION_STATE_THINKING,
     SessionState.PAUSED: control_pb2.SESSION_STATE_PAUSED,
-    # No DETACHED state in the contract yet: it waits for its client to come back.
-    SessionState.DETACHED: control_pb2.SESSION_STATE_WAITING_FOR_CLIENT,
+    SessionState.DETACHED: control_pb2.SESSION_STATE_DETACHED,
     SessionState.ENDED: control_pb2.SESSION_STATE_ENDED,
 }
 
@@ -289,6 +287,7 @@ def session_info_to_pb(session: Session) -> control_pb2.SessionInfo:
         client_hostname=session.request.client.hostname,
         client_os=session.request.client.os,
         started_at=timestamp_to_pb(session.started_at),
+        principal=session.principal,
     )
 
 
@@ -299,5 +298,11 @@ def location_to_pb(location: Location) -> agent_pb2.Location:
     if location.point is not None:
         out.point.CopyFrom(point_to_pb(location.point))
     if location.box is not None:
-        out.box.CopyFrom(rect_to_pb(location.box))
+        out.box.CopyFrom(rect_to_pb(box_outward(location.box)))
     return out
+
+
+def box_outward(box: Box) -> Rect:
+    """The smallest whole-pixel Rect that covers a continuous box (edges rounded outward)."""
+    left, top = math.floor(box.left), math.floor(box.top)
+    return Rect(left, top, math.ceil(box.right) - left, math.ceil(box.bottom) - top)

@@ -29,3 +29,31 @@ class Rect:
     y: int
     width: int
     height: int
+
+
+@dataclass(frozen=True)
+class Box:
+    """An axis-aligned box with continuous edges (left <= right, top <= bottom);
+    which space it lives in is said by whoever holds it."""
+
+    left: float
+    top: float
+    right: float
+    bottom: float
+
+    @property
+    def center(self) -> Point:
+        return Point((self.left + self.right) / 2, (self.top + self.bottom) / 2)
+
+    def contains(self, point: Point) -> bool:
+        return self.left <= point.x <= self.right and self.top <= point.y <= self.bottom
+
+    def clipped(self, size: Size) -> Box:
+        """The part inside a width x height image."""
+        w, h = float(size.width), float(size.height)
+        return Box(
+            min(max(self.left, 0.0), w),
+            min(max(self.top, 0.0), h),
+            min(max(self.right, 0.0), w),
+            min(max(self.bottom, 0.0), h),
+        )

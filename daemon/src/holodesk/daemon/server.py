@@ -39,8 +39,8 @@ Limits, each breach a precise status while everyone else is served on:
   messages: INVALID_ARGUMENT naming the field;
 - more than --max-sessions sessions, or --max-sessions-per-principal for one
   caller: RESOURCE_EXHAUSTED with QuotaFailure and RetryInfo;
-- --max-steps: the session ends STEP_LIMIT; --max-session-s: it ends FAILED
-  with reason "time limit: ..."; a policy stuck past --step-timeout-s: the
+- --max-steps: the session ends STEP_LIMIT; --max-session-s: it ends
+  TIME_LIMIT (reason "time limit: ..."); a policy stuck past --step-timeout-s: the
   session ends FAILED naming the step (Locate: DEADLINE_EXCEEDED). A client's own
   RPC deadline cancels the call and the policy's work for it.
 

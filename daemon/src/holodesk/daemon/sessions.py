@@ -65,7 +65,7 @@ class SessionOutcome(enum.Enum):
     FAILED = "failed"
     CANCELLED = "cancelled"
     STEP_LIMIT = "step_limit"
-    # --max-session-s ran out (the contract reports it as FAILED, reason "time limit: ...").
+    # --max-session-s ran out before the task was done.
     TIME_LIMIT = "time_limit"
 
 

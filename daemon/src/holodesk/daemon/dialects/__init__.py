@@ -6,7 +6,7 @@ holo / holo1.5 (H Company JSON), uitars / uitars1.0 (ByteDance UI-TARS text).
 Import from here: `get_dialect`, `load_dialect`, `Dialect`, `DialectParseError`.
 """
 
-from holodesk.daemon.dialects.base import DialectParseError, ParsedStep
+from holodesk.daemon.dialects.base import DialectParseError, LocatedTarget, ParsedStep
 from holodesk.daemon.dialects.dialect import Dialect
 from holodesk.daemon.dialects.parsers import DialectConfigError, register_parser
 from holodesk.daemon.dialects.registry import (
@@ -22,6 +22,7 @@ __all__ = [
     "Dialect",
     "DialectConfigError",
     "DialectParseError",
+    "LocatedTarget",
     "ParsedStep",
     "dialect_names",
     "get_dialect",

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from holodesk.daemon.actions import ActionKind
 from holodesk.daemon.dialects.coords import ImageGeometry
-from holodesk.daemon.geometry import Point
+from holodesk.daemon.geometry import Box, Point
 
 if TYPE_CHECKING:
     from holodesk.daemon.dialects.spec import DialectSpec
@@ -33,6 +33,15 @@ class ParsedStep:
     note: str = ""
 
 
+@dataclass(frozen=True)
+class LocatedTarget:
+    """A located element in FRAME pixels: the point to act on, and the element's box
+    where the model gave one (then the box lies within the frame and contains the point)."""
+
+    point: Point
+    box: Box | None = None
+
+
 class OutputParser(Protocol):
     """Turns a model's text into actions. Implementations raise DialectParseError
     and nothing else, whatever the text."""
@@ -41,8 +50,10 @@ class OutputParser(Protocol):
 
     def parse_step(self, text: str, spec: DialectSpec, geometry: ImageGeometry) -> ParsedStep: ...
 
-    def parse_location(self, text: str, spec: DialectSpec, geometry: ImageGeometry) -> Point:
-        """The located point in frame pixels."""
+    def parse_location(
+        self, text: str, spec: DialectSpec, geometry: ImageGeometry
+    ) -> LocatedTarget:
+        """The located point, and box if any, in frame pixels."""
         ...
 
     def step_schema(self, spec: DialectSpec) -> dict[str, Any] | None:

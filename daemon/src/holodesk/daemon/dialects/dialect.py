@@ -7,13 +7,18 @@ from typing import Any
 
 from holodesk.daemon.actions import ActionKind
 from holodesk.daemon.dialects import images, prompt
-from holodesk.daemon.dialects.base import DialectParseError, OutputParser, ParsedStep
+from holodesk.daemon.dialects.base import (
+    DialectParseError,
+    LocatedTarget,
+    OutputParser,
+    ParsedStep,
+)
 from holodesk.daemon.dialects.coords import ImageGeometry, fit_in_box
 from holodesk.daemon.dialects.parsers import get_parser
 from holodesk.daemon.dialects.spec import DialectSpec
 from holodesk.daemon.engines.base import ChatMessage, ImagePart, SamplingParams
 from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
-from holodesk.daemon.geometry import Point, Size
+from holodesk.daemon.geometry import Size
 from holodesk.daemon.policies.base import StepContext
 
 # What a client can encode when it says nothing (the contract's default).
@@ -97,5 +102,6 @@ class Dialect:
         """Raises DialectParseError and nothing else."""
         return self.parser.parse_step(text, self.spec, geometry)
 
-    def parse_location(self, text: str, geometry: ImageGeometry) -> Point:
+    def parse_location(self, text: str, geometry: ImageGeometry) -> LocatedTarget:
+        """Raises DialectParseError and nothing else."""
         return self.parser.parse_location(text, self.spec, geometry)

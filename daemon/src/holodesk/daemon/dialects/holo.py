@@ -24,6 +24,8 @@ Beyond the cookbook actions, the parser accepts the names models commonly use
 (click, write, type, key, hotkey as "ctrl+c", ...) and desktop extensions:
 double_click, triple_click, right_click, middle_click, move, drag (path or
 from/to), mouse_down/up, key_down/up, fail (reason) and ask_user (question).
+A localization answer may give the element's box besides (or instead of) x/y:
+"box" or "bbox" as [x1, y1, x2, y2] (or [[x1, y1], [x2, y2]]) in the same convention.
 """
 
 from __future__ import annotations
@@ -34,14 +36,14 @@ from typing import Any
 
 from holodesk.daemon.actions import ActionKind, Click, describe, is_terminal
 from holodesk.daemon.dialects import holo_schema
-from holodesk.daemon.dialects.base import DialectParseError, ParsedStep
+from holodesk.daemon.dialects.base import DialectParseError, LocatedTarget, ParsedStep
 from holodesk.daemon.dialects.coords import CoordinateConvention, ImageGeometry
 from holodesk.daemon.dialects.holo_actions import HANDLERS
 from holodesk.daemon.dialects.jsontext import extract_object, strip_reasoning
 from holodesk.daemon.dialects.spec import DialectSpec, FrameRequest, PromptTemplates, ResizeSpec
-from holodesk.daemon.dialects.values import brief, model_point, text
+from holodesk.daemon.dialects.values import box_value, brief, model_point, text
 from holodesk.daemon.frames import ImageEncoding
-from holodesk.daemon.geometry import Point
+from holodesk.daemon.geometry import Box, Point
 
 MAX_ACTIONS_PER_STEP = 16
 _SCHEMA_HINT = 'Answer {"note": ..., "thought": ..., "action": {"action": <name>, ...}}.'
@@ -70,18 +72,29 @@ class HoloJsonParser:
             raise DialectParseError("the answer has no action", _SCHEMA_HINT)
         return ParsedStep(actions=tuple(actions), thought=thought, note=note)
 
-    def parse_location(self, text: str, spec: DialectSpec, geometry: ImageGeometry) -> Point:
+    def parse_location(
+        self, text: str, spec: DialectSpec, geometry: ImageGeometry
+    ) -> LocatedTarget:
         if isinstance(text, str) and len(text) < 10_000:
             match = _CLICK_TEXT.search(strip_reasoning(text))
             if match:  # Holo1/1.5 localization answers "Click(x, y)"
-                return model_point(match.group(1), match.group(2), geometry)
+                return LocatedTarget(model_point(match.group(1), match.group(2), geometry))
         obj = extract_object(text)
+        box = _answer_box(obj, geometry)
         if "x" in obj or "y" in obj:
-            return model_point(obj.get("x"), obj.get("y"), geometry)
+            point = model_point(obj.get("x"), obj.get("y"), geometry)
+            if box is not None and not box.contains(point):
+                raise DialectParseError(
+                    "the point lies outside the box",
+                    "Give x and y inside the element's box [x1, y1, x2, y2].",
+                )
+            return LocatedTarget(point, box)
+        if box is not None:  # a box alone: its centre is meant
+            return LocatedTarget(box.center, box)
         step = self.parse_step(text, spec, geometry)
         for action in step.actions:
             if isinstance(action, Click):
-                return action.point
+                return LocatedTarget(action.point)
         raise DialectParseError("the answer has no click position", 'Answer {"x": .., "y": ..}.')
 
     def step_schema(self, spec: DialectSpec) -> dict[str, Any] | None:
@@ -106,6 +119,14 @@ def _model_point_text(geometry: ImageGeometry) -> Callable[[Point], str]:
         return f"({model.x:.{digits}f}, {model.y:.{digits}f})"
 
     return show
+
+
+def _answer_box(obj: dict[str, Any], geometry: ImageGeometry) -> Box | None:
+    """The element's box, when the answer gives one besides (or instead of) x/y."""
+    for name in ("box", "bbox"):
+        if obj.get(name) is not None:
+            return box_value(obj[name], geometry, name)
+    return None
 
 
 def _soft_text(obj: dict[str, Any], *names: str) -> str:

@@ -14,7 +14,8 @@ left_double, right_single (start_box), drag (start_box, end_box), hotkey
 means press Enter), scroll (start_box, direction), wait() (5 s), finished
 (content) and call_user(). Positions are written '(x,y)',
 '<|box_start|>(x,y)<|box_end|>', '<point>x y</point>' or as a box
-'(x1,y1,x2,y2)' / '[x1,y1,x2,y2]' whose centre is meant. Content strings use
+'(x1,y1,x2,y2)' / '[x1,y1,x2,y2]' / '<|box_start|>(x1,y1),(x2,y2)<|box_end|>'
+whose centre is meant (Locate also reports the box itself). Content strings use
 Python escapes (\\' \\" \\n), which is how the reference parser reads them.
 
 Two coordinate conventions, so two dialects:
@@ -55,7 +56,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from holodesk.daemon.actions import ActionKind, is_terminal, points_of
-from holodesk.daemon.dialects.base import DialectParseError, ParsedStep
+from holodesk.daemon.dialects.base import DialectParseError, LocatedTarget, ParsedStep
 from holodesk.daemon.dialects.coords import CoordinateConvention, ImageGeometry
 from holodesk.daemon.dialects.holo import HOLO_KEY_ALIASES
 from holodesk.daemon.dialects.spec import DialectSpec, FrameRequest, PromptTemplates, ResizeSpec
@@ -64,20 +65,24 @@ from holodesk.daemon.dialects.uitars_actions import (
     HANDLERS,
     UITARS_ACTION_ALIASES,
     Context,
-    box_point,
+    box_target,
     point_text,
+    position_arg,
     render,
 )
-from holodesk.daemon.dialects.uitars_calls import FORMAT_HINT, Call, parse_answer
+from holodesk.daemon.dialects.uitars_calls import FORMAT_HINT, Answer, Call, parse_answer
 from holodesk.daemon.dialects.values import brief
 from holodesk.daemon.frames import ImageEncoding
-from holodesk.daemon.geometry import Point
 
 _NUM = r"[-+]?\d+(?:\.\d+)?"
-# A position anywhere in a grounding answer: <point>x y</point>, <bbox>..</bbox>,
-# (x,y), [x1,y1,x2,y2] and the like.
+_PAIR = rf"\(\s*{_NUM}\s*,\s*{_NUM}\s*\)"
+# A position anywhere in a grounding answer: <|box_start|>..<|box_end|>, (x1,y1),(x2,y2),
+# <point>x y</point>, <bbox>..</bbox>, (x,y), [x1,y1,x2,y2] and the like. Two-corner
+# forms come first: at the same start, the longer reading is the one meant.
 _POSITION = re.compile(
-    rf"<point>\s*{_NUM}\s+{_NUM}\s*</point>"
+    r"<\|box_start\|>[^<]{1,120}<\|box_end\|>"
+    rf"|{_PAIR}\s*,?\s*{_PAIR}"
+    rf"|<point>\s*{_NUM}\s+{_NUM}\s*</point>"
     rf"|<bbox>\s*{_NUM}(?:\s+{_NUM}){{3}}\s*</bbox>"
     rf"|[(\[]\s*{_NUM}\s*,\s*{_NUM}\s*(?:,\s*{_NUM}\s*,\s*{_NUM}\s*)?[)\]]"
 )
@@ -88,36 +93,34 @@ class UiTarsParser:
     name = "uitars"
 
     def parse_step(self, text: str, spec: DialectSpec, geometry: ImageGeometry) -> ParsedStep:
-        answer = parse_answer(text)
-        ctx = Context(spec, geometry, answer.thought)
-        actions: list[ActionKind] = []
-        for index, call in enumerate(answer.calls):
-            if actions and is_terminal(actions[-1]):
-                raise DialectParseError(
-                    f"action {index} follows a terminal action",
-                    "Nothing may follow finished() or call_user() in one answer.",
-                )
-            actions.extend(_convert(call, ctx))
-        if not actions:
-            raise DialectParseError("the answer has no action", FORMAT_HINT)
+        answer, converted = _converted(text, spec, geometry)
+        actions = [action for _, produced in converted for action in produced]
         return ParsedStep(actions=tuple(actions), thought=answer.thought, note=answer.reflection)
 
-    def parse_location(self, text: str, spec: DialectSpec, geometry: ImageGeometry) -> Point:
+    def parse_location(
+        self, text: str, spec: DialectSpec, geometry: ImageGeometry
+    ) -> LocatedTarget:
         try:
-            step = self.parse_step(text, spec, geometry)
+            _, converted = _converted(text, spec, geometry)
         except DialectParseError as exc:
             error = exc
         else:
-            for action in step.actions:
-                points = points_of(action)
-                if points:
-                    return points[0]
+            # The first call with a position; its start_box keeps the box, if it is one.
+            for call, produced in converted:
+                points = [p for action in produced for p in points_of(action)]
+                if not points:
+                    continue
+                raw = position_arg(call)
+                target = None if raw is None else box_target(raw, geometry)
+                if target is not None and target.point == points[0]:
+                    return target
+                return LocatedTarget(points[0])
             raise DialectParseError("the answer has no position", _LOCATE_HINT)
         # Grounding answers are often just "(x,y)" or a box, with or without words.
         if isinstance(text, str) and len(text) <= 10_000:
             match = _POSITION.search(text)
             if match is not None:
-                return box_point(match.group(0), geometry, "position")
+                return box_target(match.group(0), geometry, "position")
         raise DialectParseError(f"no position in the answer ({error.message})", _LOCATE_HINT)
 
     def step_schema(self, spec: DialectSpec) -> dict[str, Any] | None:
@@ -130,6 +133,28 @@ class UiTarsParser:
         self, actions: Sequence[ActionKind], spec: DialectSpec, geometry: ImageGeometry | None
     ) -> str:
         return render(actions, point_text(geometry))
+
+
+def _converted(
+    text: str, spec: DialectSpec, geometry: ImageGeometry
+) -> tuple[Answer, list[tuple[Call, list[ActionKind]]]]:
+    """The answer and each call's actions, in order; raises DialectParseError."""
+    answer = parse_answer(text)
+    ctx = Context(spec, geometry, answer.thought)
+    converted: list[tuple[Call, list[ActionKind]]] = []
+    last: ActionKind | None = None
+    for index, call in enumerate(answer.calls):
+        if last is not None and is_terminal(last):
+            raise DialectParseError(
+                f"action {index} follows a terminal action",
+                "Nothing may follow finished() or call_user() in one answer.",
+            )
+        produced = _convert(call, ctx)
+        converted.append((call, produced))
+        last = produced[-1] if produced else last
+    if last is None:
+        raise DialectParseError("the answer has no action", FORMAT_HINT)
+    return answer, converted
 
 
 def _convert(call: Call, ctx: Context) -> list[ActionKind]:

@@ -31,17 +31,25 @@ from holodesk.daemon.actions import (
     TypeText,
     Wait,
 )
-from holodesk.daemon.dialects.base import DialectParseError
+from holodesk.daemon.dialects.base import DialectParseError, LocatedTarget
 from holodesk.daemon.dialects.coords import CoordinateConvention, ImageGeometry
 from holodesk.daemon.dialects.spec import DialectSpec
 from holodesk.daemon.dialects.uitars_calls import Call
-from holodesk.daemon.dialects.values import brief, key_list, key_name, model_point, number
+from holodesk.daemon.dialects.values import (
+    brief,
+    key_list,
+    key_name,
+    model_box,
+    model_point,
+    number,
+)
 from holodesk.daemon.geometry import Point
 
 _BOX_HINT = "Give positions as start_box='(x,y)'."
 _BOX_TOKENS = re.compile(r"<\|box_start\|>|<\|box_end\|>|</?point>|</?bbox>")
 _BOX_SPLIT = re.compile(r"[\s,()\[\]]+")
 _MAX_BOX_CHARS = 200
+_POSITION_ARGS = ("start_box", "point", "start_point", "box")
 # Numbers as float() reads them, nan and inf included (rejected later, with their name).
 _NUMBER = re.compile(
     r"[-+]?(?:\d+\.?\d*(?:e[-+]?\d+)?|\.\d+(?:e[-+]?\d+)?|nan|inf(?:inity)?)", re.I
@@ -59,23 +67,33 @@ class Context:
 Handler = Callable[[Call, Context], list[ActionKind]]
 
 
-def box_point(raw: str, geometry: ImageGeometry, name: str = "start_box") -> Point:
-    """A point or a box's centre, in frame pixels; every corner must be in the image."""
+def box_target(raw: str, geometry: ImageGeometry, name: str = "start_box") -> LocatedTarget:
+    """A point, or a box and its centre, in frame pixels; every corner must be in the
+    image and a box's corners in order (top-left first)."""
     if len(raw) > _MAX_BOX_CHARS:
         raise DialectParseError(f"{name} is {brief(raw)}, not a position", _BOX_HINT)
     parts = [p for p in _BOX_SPLIT.split(_BOX_TOKENS.sub(" ", raw)) if p]
     if len(parts) not in (2, 4) or not all(_NUMBER.fullmatch(p) for p in parts):
         raise DialectParseError(f"{name} is {brief(raw)}, not a point or a box", _BOX_HINT)
     values = [number(p, name) for p in parts]
-    corners = [model_point(values[i], values[i + 1], geometry) for i in range(0, len(values), 2)]
-    if len(corners) == 1:
-        return corners[0]
-    (x1, y1), (x2, y2) = ((c.x, c.y) for c in corners)
-    return Point((x1 + x2) / 2, (y1 + y2) / 2)
+    if len(values) == 2:
+        return LocatedTarget(model_point(values[0], values[1], geometry))
+    box = model_box(values, geometry, name)
+    return LocatedTarget(box.center, box)
+
+
+def box_point(raw: str, geometry: ImageGeometry, name: str = "start_box") -> Point:
+    """A point or a box's centre, in frame pixels."""
+    return box_target(raw, geometry, name).point
+
+
+def position_arg(call: Call) -> str | None:
+    """The call's raw position (start_box and its spellings), if it has one."""
+    return call.arg(*_POSITION_ARGS, position=0)
 
 
 def _point(call: Call, ctx: Context, *, required: bool = True) -> Point | None:
-    raw = call.arg("start_box", "point", "start_point", "box", position=0)
+    raw = position_arg(call)
     if raw is None:
         if required:
             raise DialectParseError(f"{call.name}() needs a position", _BOX_HINT)

@@ -8,12 +8,12 @@ space and mapped to frame pixels. Errors are DialectParseError with a hint.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from holodesk.daemon.dialects.base import DialectParseError
 from holodesk.daemon.dialects.coords import ImageGeometry
-from holodesk.daemon.geometry import Point
+from holodesk.daemon.geometry import Box, Point
 
 MODIFIER_KEYS = frozenset({"ctrl", "shift", "alt", "meta"})
 NAMED_KEYS = frozenset(
@@ -86,6 +86,38 @@ def model_point(x: Any, y: Any, geometry: ImageGeometry) -> Point:
             f"Give x in 0..{ex:g} and y in 0..{ey:g}.",
         )
     return geometry.to_frame(Point(fx, fy))
+
+
+def model_box(corners: Sequence[Any], geometry: ImageGeometry, name: str = "box") -> Box:
+    """A box [x1, y1, x2, y2] given in model space, checked and mapped to frame pixels
+    exactly like points (then clipped to the frame, against float drift at the edges)."""
+    if len(corners) != 4:
+        raise DialectParseError(
+            f"{name} has {len(corners)} numbers, not 4", f"Give {name} as [x1, y1, x2, y2]."
+        )
+    x1, y1, x2, y2 = (number(v, name) for v in corners)
+    if x2 < x1 or y2 < y1:
+        raise DialectParseError(
+            f"{name} ({x1:g}, {y1:g}, {x2:g}, {y2:g}) is inverted",
+            f"Give {name} as [x1, y1, x2, y2] with the top-left corner first.",
+        )
+    first = model_point(x1, y1, geometry)
+    second = model_point(x2, y2, geometry)
+    return Box(first.x, first.y, second.x, second.y).clipped(geometry.frame)
+
+
+def box_value(value: Any, geometry: ImageGeometry, name: str) -> Box:
+    """[x1, y1, x2, y2], [[x1, y1], [x2, y2]] or {"x1": .., "y1": .., "x2": .., "y2": ..}."""
+    if isinstance(value, dict) and all(k in value for k in ("x1", "y1", "x2", "y2")):
+        return model_box([value["x1"], value["y1"], value["x2"], value["y2"]], geometry, name)
+    if isinstance(value, list | tuple):
+        if len(value) == 2 and all(isinstance(c, list | tuple) and len(c) == 2 for c in value):
+            return model_box([*value[0], *value[1]], geometry, name)
+        if len(value) == 4:
+            return model_box(value, geometry, name)
+    raise DialectParseError(
+        f"{name} is {brief(value)}, not a box", f"Give {name} as [x1, y1, x2, y2]."
+    )
 
 
 def point_value(value: Any, geometry: ImageGeometry, name: str) -> Point:

@@ -12,7 +12,7 @@ from typing import Protocol, runtime_checkable
 
 from holodesk.daemon.actions import ActionKind, HistoryStep
 from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
-from holodesk.daemon.geometry import Point, Rect, Size
+from holodesk.daemon.geometry import Box, Point, Size
 
 
 @dataclass(frozen=True)
@@ -57,9 +57,10 @@ class Decision:
 class Location:
     description: str
     found: bool
-    # Frame pixels.
+    # Frame pixels. The box, where the policy gives one, lies within the frame and
+    # contains the point; continuous (the contract rounds it outward to whole pixels).
     point: Point | None = None
-    box: Rect | None = None
+    box: Box | None = None
     raw_output: str = ""
 
 

@@ -114,10 +114,12 @@ class ModelPolicy:
             request_id = f"{batch}-{index}/1/0"
             text = await self._generate(request_id, request_id, messages, step=False)
             try:
-                point = self.dialect.parse_location(text, geometry)
+                target = self.dialect.parse_location(text, geometry)
             except DialectParseError:
                 return Location(description, found=False, raw_output=text)
-            return Location(description, found=True, point=point, raw_output=text)
+            return Location(
+                description, found=True, point=target.point, box=target.box, raw_output=text
+            )
 
         # Concurrent requests: an engine with continuous batching runs them as one batch.
         return tuple(await asyncio.gather(*(one(i, d) for i, d in enumerate(descriptions))))

@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from Xlib import display as xdisplay
 from Xlib import error as xerror
 
 from holodesk.platform import preflight
 from holodesk.platform.base import Backend
 from holodesk.platform.errors import BackendUnavailableError
+from holodesk.platform.x11.connection import open_display
 from holodesk.platform.x11.input import DEFAULT_LINGER_S, DEFAULT_SETTLE_S, X11Input
 from holodesk.platform.x11.screen import X11Screen
 
@@ -58,7 +58,7 @@ def create(
 def connect(name: str) -> Any:
     """An Xlib connection, or BackendUnavailableError saying why not."""
     try:
-        return xdisplay.Display(name)
+        return open_display(name)
     except (xerror.DisplayError, xerror.ConnectionClosedError, OSError) as error:
         raise BackendUnavailableError(
             [

@@ -21,6 +21,7 @@ from typing import Any
 from holodesk.platform.errors import PlatformError, UnknownKeyError
 from holodesk.platform.keys import is_modifier, normalize_key
 from holodesk.platform.wayland import detect_wayland
+from holodesk.platform.x11.connection import open_display
 
 DEFAULT_EMERGENCY_STOP = "ctrl+alt+shift+escape"
 START_TIMEOUT_S = 5.0
@@ -151,7 +152,7 @@ def _check_record_extension(display_name: str) -> None:
     import Xlib.error
 
     try:
-        display = Xlib.display.Display(display_name)
+        display = open_display(display_name)
     except (Xlib.error.DisplayError, OSError) as error:
         raise HotkeyError(f"cannot open X display {display_name!r}: {error}") from None
     try:

@@ -24,7 +24,7 @@ from holodesk.daemon.actions import Fail
 from holodesk.daemon.dialects import Dialect, DialectParseError, get_dialect
 from holodesk.daemon.dialects.coords import CoordinateConvention
 from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
-from holodesk.daemon.geometry import Point, Rect, Size
+from holodesk.daemon.geometry import Box, Point, Size
 from holodesk.daemon.policies.base import Decision, Location, StepContext
 from holodesk.daemon.policies.ocr.matching import find_text
 from holodesk.daemon.policies.ocr.planner import PlannerConfig, plan
@@ -155,7 +155,7 @@ class OcrPolicy:
                     description,
                     found=True,
                     point=Point(x, y),
-                    box=Rect(left, top, right - left, bottom - top),
+                    box=Box(left, top, right, bottom),
                     raw_output=json.dumps(raw, ensure_ascii=False),
                 )
             )
