@@ -90,7 +90,9 @@ async def test_drop_mid_step_then_resume_reports_pending_ids_and_decides_a_new_s
         listed = await daemon.control.ListSessions(control_pb2.ListSessionsRequest())
         assert listed.sessions[0].state == control_pb2.SESSION_STATE_DETACHED
 
-        again = Stream(channel)
+        # A fresh connection, as the client opens on reconnect: the proxied one may
+        # still be failing over from the reset.
+        again = daemon.stream()
         resumed = await again.start("", resume_token=started.resume_token)
         assert resumed.resumed
         assert resumed.session_id == started.session_id
@@ -140,7 +142,9 @@ async def test_drop_while_thinking_aborts_the_policy_and_resume_decides_from_a_f
         await wait_until(lambda: not the_session(daemon).attached, "the session to detach")
 
         policy.block = False
-        again = Stream(channel)
+        # A fresh connection, as the client opens on reconnect: the proxied one may
+        # still be failing over from the reset.
+        again = daemon.stream()
         resumed = await again.start("", resume_token=started.resume_token)
         assert (resumed.resumed, resumed.step, list(resumed.pending_action_ids)) == (True, 0, [])
         step1 = (await again.observe(make_frame("fresh"))).actions
