@@ -16,10 +16,8 @@ from typing import Any
 
 import AppKit  # type: ignore[import-not-found,import-untyped,unused-ignore]
 import ApplicationServices  # type: ignore[import-not-found,import-untyped,unused-ignore]
-import mss
 import mss.darwin
 import Quartz  # type: ignore[import-not-found,import-untyped,unused-ignore]
-from mss.exception import ScreenShotError
 from PIL import Image
 
 from holodesk.platform.errors import CaptureError, InputError
@@ -34,6 +32,7 @@ from holodesk.platform.macos.api import (
     ScrollEvent,
 )
 from holodesk.platform.macos.keycodes import NAMED_KEYCODES
+from holodesk.platform.mss_grabber import MssGrabber
 from holodesk.platform.text import utf16_length
 
 log = logging.getLogger(__name__)
@@ -60,8 +59,7 @@ class PyObjCQuartzApi(QuartzApi):
     """CoreGraphics, HIServices and AppKit calls, one method each."""
 
     def __init__(self) -> None:
-        self._grabber: Any = None
-        self._capture_lock = threading.Lock()
+        self._grabber = MssGrabber()
         # Read once, on the thread that opens the backend: Text Input Sources must be
         # read on the main thread (recent macOS aborts the process otherwise).
         self._layout = _read_keyboard_layout()
@@ -143,27 +141,15 @@ class PyObjCQuartzApi(QuartzApi):
             )
 
     def capture(self, rect: PointRect) -> Image.Image:
-        with self._capture_lock:
-            # mss documents this module setting as its switch to full resolution.
-            mss.darwin.IMAGE_OPTIONS = FULL_RESOLUTION
-            try:
-                if self._grabber is None:
-                    self._grabber = mss.MSS()
-                shot = self._grabber.grab(
-                    {"left": rect.x, "top": rect.y, "width": rect.width, "height": rect.height}
-                )
-            except ScreenShotError as error:
-                raise CaptureError(f"capturing {rect} failed: {error}") from error
-        return Image.frombytes("RGB", shot.size, shot.bgra, "raw", "BGRX")
+        # mss documents this module setting as its switch to full resolution.
+        mss.darwin.IMAGE_OPTIONS = FULL_RESOLUTION
+        return self._grabber.grab(rect.x, rect.y, rect.width, rect.height, rect)
 
     def keyboard_layout(self) -> Mapping[str, tuple[int, int]] | None:
         return self._layout
 
     def close(self) -> None:
-        with self._capture_lock:
-            if self._grabber is not None:
-                self._grabber.close()
-                self._grabber = None
+        self._grabber.close()
 
 
 def _pixel_size(display: Any) -> tuple[int, int]:

@@ -11,17 +11,15 @@ from __future__ import annotations
 
 import ctypes
 import sys
-import threading
 from collections.abc import Sequence
 from ctypes import wintypes
 from typing import Any
 
-import mss
-from mss.exception import ScreenShotError
 from PIL import Image
 
 from holodesk.platform.base import Region
 from holodesk.platform.errors import CaptureError, InputError
+from holodesk.platform.mss_grabber import MssGrabber
 from holodesk.platform.windows.api import DpiAwareness, Monitor, WinApi
 from holodesk.platform.windows.structs import INPUT
 
@@ -208,8 +206,9 @@ class User32Api(WinApi):
             ctypes.POINTER(dword),
         )
         self._last_error = 0
-        self._grabber: Any = None
-        self._capture_lock = threading.Lock()
+        # Opened on first capture: after our per-monitor v2 awareness, mss's own
+        # awareness call then fails harmlessly.
+        self._grabber = MssGrabber()
 
     # -- DPI awareness ---------------------------------------------------------------------
     def set_dpi_awareness_context_per_monitor_v2(self) -> bool | None:
@@ -415,25 +414,7 @@ class User32Api(WinApi):
 
     # -- capture -------------------------------------------------------------------------------
     def capture(self, region: Region) -> Image.Image:
-        with self._capture_lock:
-            try:
-                if self._grabber is None:
-                    # After our per-monitor v2: mss's own awareness call then fails harmlessly.
-                    self._grabber = mss.MSS()
-                shot = self._grabber.grab(
-                    {
-                        "left": region.x,
-                        "top": region.y,
-                        "width": region.width,
-                        "height": region.height,
-                    }
-                )
-            except ScreenShotError as error:
-                raise CaptureError(f"capturing {region} failed: {error}") from error
-        return Image.frombytes("RGB", shot.size, shot.bgra, "raw", "BGRX")
+        return self._grabber.grab(region.x, region.y, region.width, region.height, region)
 
     def close(self) -> None:
-        with self._capture_lock:
-            if self._grabber is not None:
-                self._grabber.close()
-                self._grabber = None
+        self._grabber.close()

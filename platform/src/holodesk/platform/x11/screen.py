@@ -5,13 +5,11 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-import mss
-from mss.exception import ScreenShotError
 from PIL import Image
 from Xlib import Xatom
 
 from holodesk.platform.base import DisplayInfo, Region, ScreenSource
-from holodesk.platform.errors import CaptureError
+from holodesk.platform.mss_grabber import MssGrabber
 
 # X11 has one scale for the whole screen: the Xft.dpi resource desktops set for HiDPI.
 BASE_DPI = 96.0
@@ -25,7 +23,7 @@ class X11Screen(ScreenSource):
         self._display_name = display_name
         self._root = display.screen().root
         self._lock = threading.Lock()
-        self._grabber: Any = None
+        self._grabber = MssGrabber(display=display_name)
 
     def displays(self) -> list[DisplayInfo]:
         with self._lock:
@@ -45,27 +43,11 @@ class X11Screen(ScreenSource):
         screen = self._screen_region()
         if region.width == 0 or region.height == 0 or not screen.contains_region(region):
             raise ValueError(f"cannot grab {region}: it must be non-empty and inside {screen}")
-        with self._lock:
-            try:
-                if self._grabber is None:
-                    self._grabber = mss.MSS(display=self._display_name)
-                shot = self._grabber.grab(
-                    {
-                        "left": region.x,
-                        "top": region.y,
-                        "width": region.width,
-                        "height": region.height,
-                    }
-                )
-            except ScreenShotError as error:
-                raise CaptureError(f"capturing {region} failed: {error}") from error
-        return Image.frombytes("RGB", shot.size, shot.bgra, "raw", "BGRX")
+        return self._grabber.grab(region.x, region.y, region.width, region.height, region)
 
     def close(self) -> None:
+        self._grabber.close()
         with self._lock:
-            if self._grabber is not None:
-                self._grabber.close()
-                self._grabber = None
             self._display.close()
 
     def _screen_region(self) -> Region:
