@@ -29,10 +29,16 @@ _START_TIMEOUT_S = 20.0
 
 
 def require(program: str, package: str) -> str:
-    """The program's path, or skip: these tests need a Debian package installed."""
+    """The program's path, or skip: these tests need a Debian package installed.
+
+    Under CI (tools/setup.sh installs the package) a missing program fails instead.
+    """
     path = shutil.which(program)
     if path is None:
-        pytest.skip(f"{program} is not installed (apt-get install {package}; tools/setup.sh does)")
+        message = f"{program} is not installed (apt-get install {package}; tools/setup.sh does)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
     return path
 
 
