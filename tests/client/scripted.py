@@ -137,6 +137,12 @@ class ScriptedAgent(agent_pb2_grpc.AgentServiceServicer):
         await context.abort(grpc.StatusCode.UNIMPLEMENTED, "not scripted")
         raise AssertionError("unreachable")
 
+    async def ReportReward(  # noqa: N802
+        self, request: Any, context: Any
+    ) -> agent_pb2.ReportRewardResponse:
+        await context.abort(grpc.StatusCode.UNIMPLEMENTED, "not scripted")
+        raise AssertionError("unreachable")
+
 
 class ScriptedDaemon:
     """A real gRPC server on 127.0.0.1:0 running `script` for every session."""

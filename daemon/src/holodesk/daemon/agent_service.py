@@ -8,7 +8,7 @@ from typing import Any
 
 from holodesk.daemon import convert
 from holodesk.daemon.auth import current_principal
-from holodesk.daemon.errors import DeadlineExceeded, InvalidArgument
+from holodesk.daemon.errors import DeadlineExceeded, InvalidArgument, Unimplemented
 from holodesk.daemon.frames import validate_frame
 from holodesk.daemon.interceptor import aclose
 from holodesk.daemon.policies.catalog import PolicyCatalog
@@ -71,3 +71,9 @@ class AgentService(agent_pb2_grpc.AgentServiceServicer):
                 f"the policy did not locate within {timeout:g} s (step timeout)"
             ) from None
         return agent_pb2.LocateResponse(locations=[convert.location_to_pb(x) for x in locations])
+
+    async def ReportReward(  # noqa: N802
+        self, request: agent_pb2.ReportRewardRequest, context: Any
+    ) -> agent_pb2.ReportRewardResponse:
+        # Recordings land with issue 7's recorder, which replaces this.
+        raise Unimplemented("rewards are recorded once session recording is enabled")

@@ -12,6 +12,7 @@ from typing import Protocol, runtime_checkable
 
 from holodesk.daemon.actions import ActionKind, HistoryStep
 from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
+from holodesk.daemon.generation import SessionSampling, StepGeneration
 from holodesk.daemon.geometry import Box, Point, Size
 
 
@@ -27,6 +28,8 @@ class StepContext:
     history: tuple[HistoryStep, ...] = ()
     # The human's answer to the previous step's ask_user, if any.
     user_reply: str = ""
+    # Sampling asked for in SessionStart; None takes the policy's defaults.
+    sampling: SessionSampling | None = None
 
     @property
     def frame(self) -> EncodedFrame:
@@ -51,6 +54,8 @@ class Decision:
     raw_output: str = ""
     # Model calls spent, parse retries included.
     attempts: int = 1
+    # What the model generated (prompt, every candidate); None for policies without one.
+    generation: StepGeneration | None = None
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,11 @@ class _MouseButtonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MouseButt
     MOUSE_BUTTON_LEFT: _MouseButton.ValueType  # 1
     MOUSE_BUTTON_RIGHT: _MouseButton.ValueType  # 2
     MOUSE_BUTTON_MIDDLE: _MouseButton.ValueType  # 3
+    MOUSE_BUTTON_BACK: _MouseButton.ValueType  # 4
+    """The side buttons browsers map to history back and forward (X11 buttons 8 and 9,
+    Windows XBUTTON1 and XBUTTON2, macOS buttons 3 and 4).
+    """
+    MOUSE_BUTTON_FORWARD: _MouseButton.ValueType  # 5
 
 class MouseButton(_MouseButton, metaclass=_MouseButtonEnumTypeWrapper):
     """The action space. Every pointer coordinate is in the pixels of the frame
@@ -47,6 +52,11 @@ MOUSE_BUTTON_UNSPECIFIED: MouseButton.ValueType  # 0
 MOUSE_BUTTON_LEFT: MouseButton.ValueType  # 1
 MOUSE_BUTTON_RIGHT: MouseButton.ValueType  # 2
 MOUSE_BUTTON_MIDDLE: MouseButton.ValueType  # 3
+MOUSE_BUTTON_BACK: MouseButton.ValueType  # 4
+"""The side buttons browsers map to history back and forward (X11 buttons 8 and 9,
+Windows XBUTTON1 and XBUTTON2, macOS buttons 3 and 4).
+"""
+MOUSE_BUTTON_FORWARD: MouseButton.ValueType  # 5
 Global___MouseButton: _TypeAlias = MouseButton  # noqa: Y015
 
 class _Modifier:

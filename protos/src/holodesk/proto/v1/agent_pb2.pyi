@@ -22,6 +22,25 @@ else:
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class _RecordingMode:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RecordingModeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RecordingMode.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    RECORDING_MODE_UNSPECIFIED: _RecordingMode.ValueType  # 0
+    """The daemon's default (holodeskd --record)."""
+    RECORDING_MODE_ON: _RecordingMode.ValueType  # 1
+    RECORDING_MODE_OFF: _RecordingMode.ValueType  # 2
+
+class RecordingMode(_RecordingMode, metaclass=_RecordingModeEnumTypeWrapper): ...
+
+RECORDING_MODE_UNSPECIFIED: RecordingMode.ValueType  # 0
+"""The daemon's default (holodeskd --record)."""
+RECORDING_MODE_ON: RecordingMode.ValueType  # 1
+RECORDING_MODE_OFF: RecordingMode.ValueType  # 2
+Global___RecordingMode: _TypeAlias = RecordingMode  # noqa: Y015
+
 class _SessionOutcome:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -99,6 +118,8 @@ class SessionStart(_message.Message):
     MAX_STEPS_FIELD_NUMBER: _builtins.int
     RESUME_TOKEN_FIELD_NUMBER: _builtins.int
     POLICY_FIELD_NUMBER: _builtins.int
+    SAMPLING_FIELD_NUMBER: _builtins.int
+    RECORDING_FIELD_NUMBER: _builtins.int
     task: _builtins.str
     """What to do, in natural language."""
     max_steps: _builtins.int
@@ -107,6 +128,8 @@ class SessionStart(_message.Message):
     """Set to continue a session after a dropped stream (see SessionStarted.resume_token)."""
     policy: _builtins.str
     """Policy to use, as listed by ControlService.GetServerInfo; empty takes the daemon's default."""
+    recording: Global___RecordingMode.ValueType
+    """Whether the daemon records this session (see docs/recording-format.md)."""
     @_builtins.property
     def client(self) -> Global___ClientInfo: ...
     @_builtins.property
@@ -116,6 +139,10 @@ class SessionStart(_message.Message):
     @_builtins.property
     def encodings(self) -> _containers.RepeatedScalarFieldContainer[_frame_pb2.ImageEncoding.ValueType]:
         """Image encodings the client can produce; empty means PNG and JPEG."""
+
+    @_builtins.property
+    def sampling(self) -> Global___SamplingParams:
+        """How the model samples this session's steps; unset fields take the policy's defaults."""
 
     def __init__(
         self,
@@ -127,14 +154,72 @@ class SessionStart(_message.Message):
         max_steps: _builtins.int = ...,
         resume_token: _builtins.str = ...,
         policy: _builtins.str = ...,
+        sampling: Global___SamplingParams | None = ...,
+        recording: Global___RecordingMode.ValueType = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["client", b"client"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["client", b"client", "sampling", b"sampling"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["client", b"client", "displays", b"displays", "encodings", b"encodings", "max_steps", b"max_steps", "policy", b"policy", "resume_token", b"resume_token", "task", b"task"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client", b"client", "displays", b"displays", "encodings", b"encodings", "max_steps", b"max_steps", "policy", b"policy", "recording", b"recording", "resume_token", b"resume_token", "sampling", b"sampling", "task", b"task"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SessionStart: _TypeAlias = SessionStart  # noqa: Y015
+
+@_typing.final
+class SamplingParams(_message.Message):
+    """Per-session sampling, for data generation and reinforcement-learning rollouts."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TEMPERATURE_FIELD_NUMBER: _builtins.int
+    TOP_P_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
+    CANDIDATES_FIELD_NUMBER: _builtins.int
+    LOGPROBS_FIELD_NUMBER: _builtins.int
+    MAX_TOKENS_FIELD_NUMBER: _builtins.int
+    temperature: _builtins.float
+    top_p: _builtins.float
+    seed: _builtins.int
+    """Makes sampling repeatable on engines that support seeds."""
+    candidates: _builtins.int
+    """Completions sampled per step; 0 means 1. The policy acts on the first that
+    parses; every candidate is returned in Actions.generation and recorded.
+    """
+    logprobs: _builtins.bool
+    """Return the sampled tokens' ids and log-probabilities where the engine gives them."""
+    max_tokens: _builtins.int
+    def __init__(
+        self,
+        *,
+        temperature: _builtins.float | None = ...,
+        top_p: _builtins.float | None = ...,
+        seed: _builtins.int | None = ...,
+        candidates: _builtins.int = ...,
+        logprobs: _builtins.bool = ...,
+        max_tokens: _builtins.int | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_max_tokens", b"_max_tokens", "_seed", b"_seed", "_temperature", b"_temperature", "_top_p", b"_top_p", "max_tokens", b"max_tokens", "seed", b"seed", "temperature", b"temperature", "top_p", b"top_p"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_tokens", b"_max_tokens", "_seed", b"_seed", "_temperature", b"_temperature", "_top_p", b"_top_p", "candidates", b"candidates", "logprobs", b"logprobs", "max_tokens", b"max_tokens", "seed", b"seed", "temperature", b"temperature", "top_p", b"top_p"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__max_tokens: _TypeAlias = _typing.Literal["max_tokens"]  # noqa: Y015
+    _WhichOneofArgType__max_tokens: _TypeAlias = _typing.Literal["_max_tokens", b"_max_tokens"]  # noqa: Y015
+    _WhichOneofReturnType__seed: _TypeAlias = _typing.Literal["seed"]  # noqa: Y015
+    _WhichOneofArgType__seed: _TypeAlias = _typing.Literal["_seed", b"_seed"]  # noqa: Y015
+    _WhichOneofReturnType__temperature: _TypeAlias = _typing.Literal["temperature"]  # noqa: Y015
+    _WhichOneofArgType__temperature: _TypeAlias = _typing.Literal["_temperature", b"_temperature"]  # noqa: Y015
+    _WhichOneofReturnType__top_p: _TypeAlias = _typing.Literal["top_p"]  # noqa: Y015
+    _WhichOneofArgType__top_p: _TypeAlias = _typing.Literal["_top_p", b"_top_p"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__max_tokens) -> _WhichOneofReturnType__max_tokens | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seed) -> _WhichOneofReturnType__seed | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__temperature) -> _WhichOneofReturnType__temperature | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__top_p) -> _WhichOneofReturnType__top_p | None: ...
+
+Global___SamplingParams: _TypeAlias = SamplingParams  # noqa: Y015
 
 @_typing.final
 class Observation(_message.Message):
@@ -233,6 +318,7 @@ class SessionStarted(_message.Message):
     RESUMED_FIELD_NUMBER: _builtins.int
     STEP_FIELD_NUMBER: _builtins.int
     PENDING_ACTION_IDS_FIELD_NUMBER: _builtins.int
+    RECORDING_ID_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
     resume_token: _builtins.str
     """Present this in SessionStart.resume_token to continue after a dropped stream."""
@@ -248,6 +334,8 @@ class SessionStarted(_message.Message):
     for what it never received or never started) and a fresh frame. The daemon never
     re-sends a batch: anything uncertain is decided again from that fresh frame.
     """
+    recording_id: _builtins.str
+    """Id of this session's recording on the daemon host; empty when not recorded."""
     @_builtins.property
     def frame_spec(self) -> _frame_pb2.FrameSpec:
         """How to capture, downsize and encode every frame of this session."""
@@ -265,10 +353,11 @@ class SessionStarted(_message.Message):
         resumed: _builtins.bool = ...,
         step: _builtins.int = ...,
         pending_action_ids: _abc.Iterable[_builtins.str] | None = ...,
+        recording_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["frame_spec", b"frame_spec"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["frame_spec", b"frame_spec", "max_steps", b"max_steps", "pending_action_ids", b"pending_action_ids", "policy", b"policy", "resume_token", b"resume_token", "resumed", b"resumed", "session_id", b"session_id", "step", b"step"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["frame_spec", b"frame_spec", "max_steps", b"max_steps", "pending_action_ids", b"pending_action_ids", "policy", b"policy", "recording_id", b"recording_id", "resume_token", b"resume_token", "resumed", b"resumed", "session_id", b"session_id", "step", b"step"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -281,6 +370,7 @@ class Actions(_message.Message):
     STEP_FIELD_NUMBER: _builtins.int
     ACTIONS_FIELD_NUMBER: _builtins.int
     THOUGHT_FIELD_NUMBER: _builtins.int
+    GENERATION_FIELD_NUMBER: _builtins.int
     step: _builtins.int
     """1-based model step this batch comes from."""
     thought: _builtins.str
@@ -289,20 +379,100 @@ class Actions(_message.Message):
     def actions(self) -> _containers.RepeatedCompositeFieldContainer[_action_pb2.Action]:
         """Execute in order; stop at the first failure and report the rest as SKIPPED."""
 
+    @_builtins.property
+    def generation(self) -> Global___Generation:
+        """What the model generated for this step; absent for policies without a model."""
+
     def __init__(
         self,
         *,
         step: _builtins.int = ...,
         actions: _abc.Iterable[_action_pb2.Action] | None = ...,
         thought: _builtins.str = ...,
+        generation: Global___Generation | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["generation", b"generation"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["actions", b"actions", "step", b"step", "thought", b"thought"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actions", b"actions", "generation", b"generation", "step", b"step", "thought", b"thought"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Actions: _TypeAlias = Actions  # noqa: Y015
+
+@_typing.final
+class Completion(_message.Message):
+    """One sampled completion of a model step."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TEXT_FIELD_NUMBER: _builtins.int
+    TOKEN_IDS_FIELD_NUMBER: _builtins.int
+    TOKEN_LOGPROBS_FIELD_NUMBER: _builtins.int
+    CUMULATIVE_LOGPROB_FIELD_NUMBER: _builtins.int
+    PARSED_FIELD_NUMBER: _builtins.int
+    PARSE_ERROR_FIELD_NUMBER: _builtins.int
+    text: _builtins.str
+    """Raw model output, exactly as generated."""
+    cumulative_logprob: _builtins.float
+    parsed: _builtins.bool
+    """Whether the dialect parsed it; parse_error says why not."""
+    parse_error: _builtins.str
+    @_builtins.property
+    def token_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Filled when SamplingParams.logprobs is set and the engine gives them."""
+
+    @_builtins.property
+    def token_logprobs(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]: ...
+    def __init__(
+        self,
+        *,
+        text: _builtins.str = ...,
+        token_ids: _abc.Iterable[_builtins.int] | None = ...,
+        token_logprobs: _abc.Iterable[_builtins.float] | None = ...,
+        cumulative_logprob: _builtins.float = ...,
+        parsed: _builtins.bool = ...,
+        parse_error: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cumulative_logprob", b"cumulative_logprob", "parse_error", b"parse_error", "parsed", b"parsed", "text", b"text", "token_ids", b"token_ids", "token_logprobs", b"token_logprobs"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Completion: _TypeAlias = Completion  # noqa: Y015
+
+@_typing.final
+class Generation(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPLETIONS_FIELD_NUMBER: _builtins.int
+    CHOSEN_FIELD_NUMBER: _builtins.int
+    PROMPT_TOKENS_FIELD_NUMBER: _builtins.int
+    ENGINE_SECONDS_FIELD_NUMBER: _builtins.int
+    chosen: _builtins.int
+    """Index in completions of the one the actions came from."""
+    prompt_tokens: _builtins.int
+    engine_seconds: _builtins.float
+    """Time spent in the engine for this step."""
+    @_builtins.property
+    def completions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Completion]:
+        """Every candidate of the step, in sampling order (repair retries included)."""
+
+    def __init__(
+        self,
+        *,
+        completions: _abc.Iterable[Global___Completion] | None = ...,
+        chosen: _builtins.int = ...,
+        prompt_tokens: _builtins.int = ...,
+        engine_seconds: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["chosen", b"chosen", "completions", b"completions", "engine_seconds", b"engine_seconds", "prompt_tokens", b"prompt_tokens"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Generation: _TypeAlias = Generation  # noqa: Y015
 
 @_typing.final
 class SessionEnded(_message.Message):
@@ -363,6 +533,62 @@ class RunSessionResponse(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType_event) -> _WhichOneofReturnType_event | None: ...
 
 Global___RunSessionResponse: _TypeAlias = RunSessionResponse  # noqa: Y015
+
+@_typing.final
+class ReportRewardRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    REWARD_FIELD_NUMBER: _builtins.int
+    SUCCESS_FIELD_NUMBER: _builtins.int
+    NOTE_FIELD_NUMBER: _builtins.int
+    session_id: _builtins.str
+    reward: _builtins.float
+    success: _builtins.bool
+    note: _builtins.str
+    """Free text, e.g. the checker that decided the reward."""
+    def __init__(
+        self,
+        *,
+        session_id: _builtins.str = ...,
+        reward: _builtins.float | None = ...,
+        success: _builtins.bool | None = ...,
+        note: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_reward", b"_reward", "_success", b"_success", "reward", b"reward", "success", b"success"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_reward", b"_reward", "_success", b"_success", "note", b"note", "reward", b"reward", "session_id", b"session_id", "success", b"success"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__reward: _TypeAlias = _typing.Literal["reward"]  # noqa: Y015
+    _WhichOneofArgType__reward: _TypeAlias = _typing.Literal["_reward", b"_reward"]  # noqa: Y015
+    _WhichOneofReturnType__success: _TypeAlias = _typing.Literal["success"]  # noqa: Y015
+    _WhichOneofArgType__success: _TypeAlias = _typing.Literal["_success", b"_success"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__reward) -> _WhichOneofReturnType__reward | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__success) -> _WhichOneofReturnType__success | None: ...
+
+Global___ReportRewardRequest: _TypeAlias = ReportRewardRequest  # noqa: Y015
+
+@_typing.final
+class ReportRewardResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RECORDED_FIELD_NUMBER: _builtins.int
+    recorded: _builtins.bool
+    """Whether the reward was written to the session's recording."""
+    def __init__(
+        self,
+        *,
+        recorded: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["recorded", b"recorded"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReportRewardResponse: _TypeAlias = ReportRewardResponse  # noqa: Y015
 
 @_typing.final
 class LocateRequest(_message.Message):

@@ -45,6 +45,11 @@ class AgentServiceStub:
                 request_serializer=holodesk_dot_v1_dot_agent__pb2.LocateRequest.SerializeToString,
                 response_deserializer=holodesk_dot_v1_dot_agent__pb2.LocateResponse.FromString,
                 _registered_method=True)
+        self.ReportReward = channel.unary_unary(
+                '/holodesk.v1.AgentService/ReportReward',
+                request_serializer=holodesk_dot_v1_dot_agent__pb2.ReportRewardRequest.SerializeToString,
+                response_deserializer=holodesk_dot_v1_dot_agent__pb2.ReportRewardResponse.FromString,
+                _registered_method=True)
 
 
 class AgentServiceServicer:
@@ -74,6 +79,16 @@ class AgentServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ReportReward(self, request, context):
+        """Reports the reward or success of a session, for reinforcement learning. Allowed
+        while the session runs and after it ended (the daemon keeps ended sessions'
+        ids for a while); recorded with the session. The caller must be the principal
+        that ran the session, or an admin.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AgentServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -86,6 +101,11 @@ def add_AgentServiceServicer_to_server(servicer, server):
                     servicer.Locate,
                     request_deserializer=holodesk_dot_v1_dot_agent__pb2.LocateRequest.FromString,
                     response_serializer=holodesk_dot_v1_dot_agent__pb2.LocateResponse.SerializeToString,
+            ),
+            'ReportReward': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReportReward,
+                    request_deserializer=holodesk_dot_v1_dot_agent__pb2.ReportRewardRequest.FromString,
+                    response_serializer=holodesk_dot_v1_dot_agent__pb2.ReportRewardResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -143,6 +163,33 @@ class AgentService:
             '/holodesk.v1.AgentService/Locate',
             holodesk_dot_v1_dot_agent__pb2.LocateRequest.SerializeToString,
             holodesk_dot_v1_dot_agent__pb2.LocateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReportReward(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/holodesk.v1.AgentService/ReportReward',
+            holodesk_dot_v1_dot_agent__pb2.ReportRewardRequest.SerializeToString,
+            holodesk_dot_v1_dot_agent__pb2.ReportRewardResponse.FromString,
             options,
             channel_credentials,
             insecure,

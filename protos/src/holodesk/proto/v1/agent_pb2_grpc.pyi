@@ -47,6 +47,12 @@ class AgentServiceStub:
     """
     Locate: _grpc.UnaryUnaryMultiCallable[_agent_pb2.LocateRequest, _agent_pb2.LocateResponse]
     """Single-shot grounding: where on this image is the thing described?"""
+    ReportReward: _grpc.UnaryUnaryMultiCallable[_agent_pb2.ReportRewardRequest, _agent_pb2.ReportRewardResponse]
+    """Reports the reward or success of a session, for reinforcement learning. Allowed
+    while the session runs and after it ended (the daemon keeps ended sessions'
+    ids for a while); recorded with the session. The caller must be the principal
+    that ran the session, or an admin.
+    """
 
 @_typing.type_check_only
 class AgentServiceAsyncStub(AgentServiceStub):
@@ -67,6 +73,12 @@ class AgentServiceAsyncStub(AgentServiceStub):
     """
     Locate: _aio.UnaryUnaryMultiCallable[_agent_pb2.LocateRequest, _agent_pb2.LocateResponse]  # type: ignore[assignment]
     """Single-shot grounding: where on this image is the thing described?"""
+    ReportReward: _aio.UnaryUnaryMultiCallable[_agent_pb2.ReportRewardRequest, _agent_pb2.ReportRewardResponse]  # type: ignore[assignment]
+    """Reports the reward or success of a session, for reinforcement learning. Allowed
+    while the session runs and after it ended (the daemon keeps ended sessions'
+    ids for a while); recorded with the session. The caller must be the principal
+    that ran the session, or an admin.
+    """
 
 class AgentServiceServicer(metaclass=_abc_1.ABCMeta):
     """Runs agents on desktops."""
@@ -96,5 +108,17 @@ class AgentServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_agent_pb2.LocateResponse, _abc.Awaitable[_agent_pb2.LocateResponse]]:
         """Single-shot grounding: where on this image is the thing described?"""
+
+    @_abc_1.abstractmethod
+    def ReportReward(
+        self,
+        request: _agent_pb2.ReportRewardRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_agent_pb2.ReportRewardResponse, _abc.Awaitable[_agent_pb2.ReportRewardResponse]]:
+        """Reports the reward or success of a session, for reinforcement learning. Allowed
+        while the session runs and after it ended (the daemon keeps ended sessions'
+        ids for a while); recorded with the session. The caller must be the principal
+        that ran the session, or an admin.
+        """
 
 def add_AgentServiceServicer_to_server(servicer: AgentServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

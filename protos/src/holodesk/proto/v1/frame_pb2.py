@@ -26,17 +26,19 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from holodesk.proto.v1 import geometry_pb2 as holodesk_dot_v1_dot_geometry__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17holodesk/v1/frame.proto\x12\x0bholodesk.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1aholodesk/v1/geometry.proto\"\xf4\x01\n\x05\x46rame\x12\x10\n\x08\x66rame_id\x18\x01 \x01(\t\x12\x1f\n\x04size\x18\x02 \x01(\x0b\x32\x11.holodesk.v1.Size\x12,\n\x08\x65ncoding\x18\x03 \x01(\x0e\x32\x1a.holodesk.v1.ImageEncoding\x12\x0c\n\x04\x64\x61ta\x18\x04 \x01(\x0c\x12\x12\n\ndisplay_id\x18\x05 \x01(\t\x12!\n\x06source\x18\x06 \x01(\x0b\x32\x11.holodesk.v1.Rect\x12\x14\n\x0cscale_factor\x18\x07 \x01(\x01\x12/\n\x0b\x63\x61ptured_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x84\x01\n\tFrameSpec\x12\x11\n\tmax_width\x18\x01 \x01(\r\x12\x12\n\nmax_height\x18\x02 \x01(\r\x12,\n\x08\x65ncoding\x18\x03 \x01(\x0e\x32\x1a.holodesk.v1.ImageEncoding\x12\x0f\n\x07quality\x18\x04 \x01(\r\x12\x11\n\tmax_bytes\x18\x05 \x01(\x04*y\n\rImageEncoding\x12\x1e\n\x1aIMAGE_ENCODING_UNSPECIFIED\x10\x00\x12\x16\n\x12IMAGE_ENCODING_PNG\x10\x01\x12\x17\n\x13IMAGE_ENCODING_JPEG\x10\x02\x12\x17\n\x13IMAGE_ENCODING_WEBP\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17holodesk/v1/frame.proto\x12\x0bholodesk.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1aholodesk/v1/geometry.proto\"\xb5\x02\n\x05\x46rame\x12\x10\n\x08\x66rame_id\x18\x01 \x01(\t\x12\x1f\n\x04size\x18\x02 \x01(\x0b\x32\x11.holodesk.v1.Size\x12,\n\x08\x65ncoding\x18\x03 \x01(\x0e\x32\x1a.holodesk.v1.ImageEncoding\x12\x0c\n\x04\x64\x61ta\x18\x04 \x01(\x0c\x12\x12\n\ndisplay_id\x18\x05 \x01(\t\x12!\n\x06source\x18\x06 \x01(\x0b\x32\x11.holodesk.v1.Rect\x12\x14\n\x0cscale_factor\x18\x07 \x01(\x01\x12/\n\x0b\x63\x61ptured_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x15\n\rbase_frame_id\x18\t \x01(\t\x12(\n\x07patches\x18\n \x03(\x0b\x32\x17.holodesk.v1.FramePatch\"i\n\nFramePatch\x12\x1f\n\x04rect\x18\x01 \x01(\x0b\x32\x11.holodesk.v1.Rect\x12,\n\x08\x65ncoding\x18\x02 \x01(\x0e\x32\x1a.holodesk.v1.ImageEncoding\x12\x0c\n\x04\x64\x61ta\x18\x03 \x01(\x0c\"\x9b\x01\n\tFrameSpec\x12\x11\n\tmax_width\x18\x01 \x01(\r\x12\x12\n\nmax_height\x18\x02 \x01(\r\x12,\n\x08\x65ncoding\x18\x03 \x01(\x0e\x32\x1a.holodesk.v1.ImageEncoding\x12\x0f\n\x07quality\x18\x04 \x01(\r\x12\x11\n\tmax_bytes\x18\x05 \x01(\x04\x12\x15\n\raccept_deltas\x18\x06 \x01(\x08*y\n\rImageEncoding\x12\x1e\n\x1aIMAGE_ENCODING_UNSPECIFIED\x10\x00\x12\x16\n\x12IMAGE_ENCODING_PNG\x10\x01\x12\x17\n\x13IMAGE_ENCODING_JPEG\x10\x02\x12\x17\n\x13IMAGE_ENCODING_WEBP\x10\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'holodesk.proto.v1.frame_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_IMAGEENCODING']._serialized_start=483
-  _globals['_IMAGEENCODING']._serialized_end=604
+  _globals['_IMAGEENCODING']._serialized_start=678
+  _globals['_IMAGEENCODING']._serialized_end=799
   _globals['_FRAME']._serialized_start=102
-  _globals['_FRAME']._serialized_end=346
-  _globals['_FRAMESPEC']._serialized_start=349
-  _globals['_FRAMESPEC']._serialized_end=481
+  _globals['_FRAME']._serialized_end=411
+  _globals['_FRAMEPATCH']._serialized_start=413
+  _globals['_FRAMEPATCH']._serialized_end=518
+  _globals['_FRAMESPEC']._serialized_start=521
+  _globals['_FRAMESPEC']._serialized_end=676
 # @@protoc_insertion_point(module_scope)

@@ -3,9 +3,11 @@
 isort:skip_file
 """
 
+from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from holodesk.proto.v1 import geometry_pb2 as _geometry_pb2
 import builtins as _builtins
@@ -58,6 +60,8 @@ class Frame(_message.Message):
     SOURCE_FIELD_NUMBER: _builtins.int
     SCALE_FACTOR_FIELD_NUMBER: _builtins.int
     CAPTURED_AT_FIELD_NUMBER: _builtins.int
+    BASE_FRAME_ID_FIELD_NUMBER: _builtins.int
+    PATCHES_FIELD_NUMBER: _builtins.int
     frame_id: _builtins.str
     """Unique within a session; actions name it to say what their coordinates refer to."""
     encoding: Global___ImageEncoding.ValueType
@@ -66,6 +70,14 @@ class Frame(_message.Message):
     """The display the pixels came from; empty when the frame spans the whole virtual desktop."""
     scale_factor: _builtins.float
     """Physical pixels per logical point of the source display."""
+    base_frame_id: _builtins.str
+    """Delta encoding, only when FrameSpec.accept_deltas: this frame is the frame
+    named here with `patches` painted over it, in order (no patches: unchanged).
+    `encoding` and `data` are then empty, and size, display, source and scale
+    must equal the base frame's. The base must be the previous frame of the
+    session, or another frame the daemon still holds. The daemon rebuilds the full
+    image, and that rebuilt image is exactly what the policy sees and records.
+    """
     @_builtins.property
     def size(self) -> _geometry_pb2.Size:
         """Pixel size of the encoded image exactly as sent (after any downsizing)."""
@@ -78,6 +90,8 @@ class Frame(_message.Message):
 
     @_builtins.property
     def captured_at(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def patches(self) -> _containers.RepeatedCompositeFieldContainer[Global___FramePatch]: ...
     def __init__(
         self,
         *,
@@ -89,14 +103,47 @@ class Frame(_message.Message):
         source: _geometry_pb2.Rect | None = ...,
         scale_factor: _builtins.float = ...,
         captured_at: _timestamp_pb2.Timestamp | None = ...,
+        base_frame_id: _builtins.str = ...,
+        patches: _abc.Iterable[Global___FramePatch] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["captured_at", b"captured_at", "size", b"size", "source", b"source"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["captured_at", b"captured_at", "data", b"data", "display_id", b"display_id", "encoding", b"encoding", "frame_id", b"frame_id", "scale_factor", b"scale_factor", "size", b"size", "source", b"source"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["base_frame_id", b"base_frame_id", "captured_at", b"captured_at", "data", b"data", "display_id", b"display_id", "encoding", b"encoding", "frame_id", b"frame_id", "patches", b"patches", "scale_factor", b"scale_factor", "size", b"size", "source", b"source"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Frame: _TypeAlias = Frame  # noqa: Y015
+
+@_typing.final
+class FramePatch(_message.Message):
+    """A rectangle of new pixels for a delta frame."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RECT_FIELD_NUMBER: _builtins.int
+    ENCODING_FIELD_NUMBER: _builtins.int
+    DATA_FIELD_NUMBER: _builtins.int
+    encoding: Global___ImageEncoding.ValueType
+    data: _builtins.bytes
+    """An image of exactly rect's size."""
+    @_builtins.property
+    def rect(self) -> _geometry_pb2.Rect:
+        """Where the patch goes, in the frame's pixels; must lie inside the frame."""
+
+    def __init__(
+        self,
+        *,
+        rect: _geometry_pb2.Rect | None = ...,
+        encoding: Global___ImageEncoding.ValueType = ...,
+        data: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["rect", b"rect"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "encoding", b"encoding", "rect", b"rect"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FramePatch: _TypeAlias = FramePatch  # noqa: Y015
 
 @_typing.final
 class FrameSpec(_message.Message):
@@ -111,6 +158,7 @@ class FrameSpec(_message.Message):
     ENCODING_FIELD_NUMBER: _builtins.int
     QUALITY_FIELD_NUMBER: _builtins.int
     MAX_BYTES_FIELD_NUMBER: _builtins.int
+    ACCEPT_DELTAS_FIELD_NUMBER: _builtins.int
     max_width: _builtins.int
     """The frame must fit in this box, aspect ratio kept; 0 means no limit."""
     max_height: _builtins.int
@@ -119,6 +167,8 @@ class FrameSpec(_message.Message):
     """1-100, for lossy encodings."""
     max_bytes: _builtins.int
     """Frames larger than this are rejected with INVALID_ARGUMENT."""
+    accept_deltas: _builtins.bool
+    """The daemon accepts delta frames (Frame.base_frame_id) for this session."""
     def __init__(
         self,
         *,
@@ -127,10 +177,11 @@ class FrameSpec(_message.Message):
         encoding: Global___ImageEncoding.ValueType = ...,
         quality: _builtins.int = ...,
         max_bytes: _builtins.int = ...,
+        accept_deltas: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["encoding", b"encoding", "max_bytes", b"max_bytes", "max_height", b"max_height", "max_width", b"max_width", "quality", b"quality"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accept_deltas", b"accept_deltas", "encoding", b"encoding", "max_bytes", b"max_bytes", "max_height", b"max_height", "max_width", b"max_width", "quality", b"quality"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
