@@ -19,6 +19,17 @@ if ((${#missing[@]})); then
     DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# The Node.js client (clients/node) and its test: Node 18+ and npm. Debian's nodejs when
+# the machine has none of its own.
+if ! command -v npm >/dev/null 2>&1; then
+    echo "installing nodejs and npm" >&2
+    sudo_cmd=()
+    [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+    "${sudo_cmd[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+fi
+(cd clients/node && npm ci --no-audit --no-fund --loglevel=error)
+
 if ! command -v uv >/dev/null 2>&1; then
     echo "installing uv" >&2
     python3 -m pip install --quiet uv

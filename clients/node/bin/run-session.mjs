@@ -1,0 +1,36 @@
+#!/usr/bin/env node
+// Runs one session against a holodesk daemon with a fixed screenshot as the screen,
+// printing each event as a JSON line and reporting every action as executed (a dry
+// run: wire `execute` to a real input library to act). Exit 0 when it succeeded.
+//
+//   node bin/run-session.mjs --server 127.0.0.1:50051 --task "click OK" --image screen.png
+import { pngFrame, runSession } from "../src/holodesk.mjs";
+import { fail, open, parse, usage } from "./cli.mjs";
+
+const values = parse({
+  task: { type: "string" },
+  "max-steps": { type: "string", default: "0" },
+  policy: { type: "string", default: "" },
+});
+if (!values.task) usage("give --task TEXT");
+const { client, png, display } = open(values);
+const print = (event) => process.stdout.write(`${JSON.stringify(event)}\n`);
+
+try {
+  const ended = await runSession(client, {
+    task: values.task,
+    displays: [display],
+    maxSteps: Number(values["max-steps"]),
+    policy: values.policy,
+    capture: (frameId) => pngFrame(frameId, png, display),
+    execute: async (action) => print({ event: "execute", action }),
+    onEvent: (event) => {
+      if (event.event !== "actions") print(event);
+    },
+  });
+  client.close();
+  process.exit(ended.outcome === "SESSION_OUTCOME_SUCCEEDED" ? 0 : 1);
+} catch (error) {
+  client.close();
+  fail(error);
+}
