@@ -21,6 +21,11 @@ def test_generated_protobuf_code_is_current() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_proto_reference_page_is_current() -> None:
+    result = _run(sys.executable, "tools/gen_proto_docs.py", "--check")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 def test_protos_pass_buf_lint() -> None:
     buf = shutil.which("buf", path=str(Path(sys.executable).parent))
     assert buf, "buf-bin is a dev dependency; run `uv sync`"

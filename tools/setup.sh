@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SYSTEM_PACKAGES=(xvfb xauth x11-utils xdotool python3-tk tk fonts-dejavu-core fonts-noto-cjk tesseract-ocr tesseract-ocr-eng chromium tigervnc-standalone-server x11vnc x11-xserver-utils systemd)
+SYSTEM_PACKAGES=(xvfb xauth x11-utils xdotool python3-tk tk fonts-dejavu-core fonts-noto-cjk tesseract-ocr tesseract-ocr-eng chromium tigervnc-standalone-server x11vnc x11-xserver-utils systemd dbus trayer)
 
 missing=()
 for pkg in "${SYSTEM_PACKAGES[@]}"; do

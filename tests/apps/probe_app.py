@@ -4,7 +4,8 @@ Usage: python probe_app.py LOG_PATH [--x X --y Y]
 
 Records (one JSON object per line, "type" first):
   ready     once mapped: each widget's root-window geometry and the colours used
-  press / release   ButtonPress / ButtonRelease: num, state, x_root, y_root, widget, time
+  press / release   ButtonPress / ButtonRelease: num (1-3, wheel 4-7, back 8, forward 9),
+                    state, x_root, y_root, widget, time
   multi     Tk recognised a double or triple click: count, num, widget
   motion    Motion: state (Button1Mask = 0x100 while button 1 is held), x_root, y_root
   key / keyup       KeyPress / KeyRelease: keysym, char, keycode, state, widget
@@ -12,6 +13,7 @@ Records (one JSON object per line, "type" first):
   focus     FocusIn: widget
   command   the OK button was invoked
   entry     the Entry's text changed: text
+  area      the multi-line Text's content changed: text
 No window manager is needed: the window goes where it is told.
 """
 
@@ -40,6 +42,7 @@ class Probe:
             "swatch": tk.Frame(root, name="swatch", background=SWATCH_COLOR),
             "canvas": tk.Canvas(root, name="canvas", background=CANVAS_COLOR, highlightthickness=0),
             "label": tk.Label(root, name="label", text="holodesk probe", background=WINDOW_COLOR),
+            "area": tk.Text(root, name="area", highlightthickness=0),
         }
         # place(): fixed pixel geometry, so tests can aim without layout surprises.
         places = {
@@ -47,11 +50,13 @@ class Probe:
             "entry": (100, 10, 300, 32),
             "swatch": (420, 10, 60, 40),
             "label": (490, 10, 100, 32),
-            "canvas": (10, 60, 580, 330),
+            "canvas": (10, 60, 580, 230),
+            "area": (10, 300, 580, 90),
         }
         for name, (x, y, width, height) in places.items():
             self.widgets[name].place(x=x, y=y, width=width, height=height)
         self.text.trace_add("write", self.on_text)
+        self.widgets["area"].bind("<<Modified>>", self.on_area, add=True)
         self.bind_events()
 
     def bind_events(self) -> None:
@@ -70,7 +75,8 @@ class Probe:
             widget.bind("<Double-ButtonPress>", self.multi(2), add=True)
             widget.bind("<Triple-ButtonPress>", self.multi(3), add=True)
         # Deterministic keyboard focus without a window manager.
-        self.widgets["entry"].bind("<ButtonPress-1>", self.focus_entry, add=True)
+        for name in ("entry", "area"):
+            self.widgets[name].bind("<ButtonPress-1>", self.focus_on_click, add=True)
 
     def write(self, record: dict[str, Any]) -> None:
         self.log.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -138,14 +144,22 @@ class Probe:
     def focus(self, event: tk.Event[Any]) -> None:
         self.write({"type": "focus", "widget": self.name(event.widget)})
 
-    def focus_entry(self, event: tk.Event[Any]) -> None:
-        self.widgets["entry"].focus_force()
+    def focus_on_click(self, event: tk.Event[Any]) -> None:
+        event.widget.focus_force()
 
     def on_command(self) -> None:
         self.write({"type": "command", "widget": "ok"})
 
     def on_text(self, *_: object) -> None:
         self.write({"type": "entry", "text": self.text.get()})
+
+    def on_area(self, event: tk.Event[Any]) -> None:
+        # <<Modified>> fires once until the flag is cleared; clearing it fires again.
+        area = self.widgets["area"]
+        assert isinstance(area, tk.Text)
+        if area.edit_modified():
+            self.write({"type": "area", "text": area.get("1.0", "end-1c")})
+            area.edit_modified(False)
 
     def announce(self) -> None:
         """Write the ready record with every widget's geometry in root coordinates."""

@@ -21,6 +21,8 @@ ACTIONS: list[a.Action] = [
     a.Move(action_id="2", frame_id="f", point=P(0, 0)),
     a.MouseDown(action_id="3", frame_id="f", button=MouseButton.MIDDLE, point=P(4, 5)),
     a.MouseDown(action_id="3b", button=MouseButton.LEFT),
+    a.Click(action_id="3c", frame_id="f", point=P(7, 8), button=MouseButton.BACK),
+    a.MouseUp(action_id="3d", button=MouseButton.FORWARD),
     a.MouseUp(action_id="4", frame_id="f", point=P(4, 6)),
     a.Drag(action_id="5", frame_id="f", path=(P(1, 1), P(2, 2), P(3, 5)), modifiers=("alt",),
            duration_ms=250),

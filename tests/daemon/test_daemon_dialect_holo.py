@@ -69,6 +69,8 @@ CASES: list[tuple[str, str, tuple[ActionKind, ...]]] = [
      (Click(Point(1, 1), count=2),)),
     ("right_click", step({"action": "right_click", "x": 0, "y": 0}),
      (Click(Point(0, 0), button=MouseButton.RIGHT),)),
+    ("a side button", step({"action": "click", "x": 8, "y": 8, "button": "Back"}),
+     (Click(Point(8, 4), button=MouseButton.BACK),)),
     (
         "click with modifiers",
         step({"action": "click", "x": 1000, "y": 1000, "modifiers": ["shift", "ctrl"]}),

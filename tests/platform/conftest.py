@@ -12,6 +12,9 @@ from holodesk.platform.base import Backend
 from holodesk.platform.select import open_backend
 from tests.support.probe import ProbeApp
 
+# Before the test modules import it: its checks' failures then show the values compared.
+pytest.register_assert_rewrite("tests.platform.conformance")
+
 # The X11 modules import python-xlib, a Linux-only dependency.
 collect_ignore_glob = [] if sys.platform.startswith("linux") else ["test_x11_*.py"]
 

@@ -12,6 +12,10 @@ installed.
 
 Each chat request takes the next step of `script` (a Reply, Hang or Drop);
 when the script is empty it answers `answer(body, headers)` with status 200.
+A request with `n` gets n choices (`answer` is asked once per choice); one with
+`logprobs` gets OpenAI's `logprobs.content`, one entry per character of the
+text as a token, with logprob -(i + 1) / 100 for the i-th character ("token_id:N",
+N the code point, as token with vLLM's `return_tokens_as_token_ids`).
 """
 
 from __future__ import annotations
@@ -215,6 +219,10 @@ class OpenAIServer:
             return _error(reply.status, reply.error, reply.headers)
         if body.get("model") not in self.models:
             return _error(404, f"The model `{body.get('model')}` does not exist.")
+        texts = [reply.text]
+        for _ in range(int(body.get("n", 1)) - 1):
+            texts.append(self.answer(body, request.headers) if step is None else reply.text)
+        choices = [_choice(i, text, body) for i, text in enumerate(texts)]
         prompt, completion = self.usage
         return web.json_response(
             {
@@ -222,13 +230,8 @@ class OpenAIServer:
                 "object": "chat.completion",
                 "created": int(time.time()),
                 "model": body["model"],
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": reply.text},
-                        "finish_reason": "stop",
-                    }
-                ],
+                # Reversed: the index, not the order, says which choice is which.
+                "choices": choices[::-1],
                 "usage": {
                     "prompt_tokens": prompt,
                     "completion_tokens": completion,
@@ -237,6 +240,28 @@ class OpenAIServer:
             },
             headers=reply.headers,
         )
+
+
+def _choice(index: int, text: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    choice: dict[str, Any] = {
+        "index": index,
+        "message": {"role": "assistant", "content": text},
+        "finish_reason": "stop",
+    }
+    if body.get("logprobs"):
+        as_ids = bool(body.get("return_tokens_as_token_ids"))
+        choice["logprobs"] = {
+            "content": [
+                {
+                    "token": f"token_id:{ord(c)}" if as_ids else c,
+                    "logprob": -(i + 1) / 100,
+                    "bytes": list(c.encode()),
+                    "top_logprobs": [],
+                }
+                for i, c in enumerate(text)
+            ]
+        }
+    return choice
 
 
 def _error(status: int, message: str, headers: Mapping[str, str] | None = None) -> web.Response:

@@ -69,11 +69,7 @@ class ProbeApp:
 
     def events(self, kind: str | None = None) -> list[Event]:
         """Every record logged so far (only complete lines), optionally of one type."""
-        text = self.log_path.read_text(encoding="utf-8")
-        lines = text.splitlines()
-        if lines and not text.endswith("\n"):
-            lines.pop()  # the app is mid-write
-        records = [json.loads(line) for line in lines if line]
+        records = read_json_lines(self.log_path)
         return [r for r in records if kind is None or r["type"] == kind]
 
     def wait_for(
@@ -106,24 +102,41 @@ class ProbeApp:
 
         return matching(self.wait_for(lambda events: bool(matching(events)), timeout))[0]
 
-    def entry_text(self) -> str:
-        """The Entry's content, as of its last change."""
-        changes = self.events("entry")
+    def entry_text(self, widget: str = "entry") -> str:
+        """The Entry's content (or the multi-line Text's: "area"), as of its last change."""
+        changes = self.events(widget)
         return str(changes[-1]["text"]) if changes else ""
 
-    def wait_for_entry(self, text: str, timeout: float = 10.0) -> str:
-        """Wait until the Entry holds `text`; return what it holds then (or raise)."""
-        self.wait_for(lambda _: self.entry_text() == text, timeout)
-        return self.entry_text()
+    def wait_for_entry(self, text: str, timeout: float = 10.0, widget: str = "entry") -> str:
+        """Wait until the Entry (or "area") holds `text`; return what it holds then (or raise)."""
+        self.wait_for(lambda _: self.entry_text(widget) == text, timeout)
+        return self.entry_text(widget)
 
     def stop(self) -> None:
-        if self._process.poll() is None:
-            self._process.terminate()
-            try:
-                self._process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait()
+        stop_process(self._process)
+
+
+def read_json_lines(path: Path) -> list[Event]:
+    """The complete JSON lines of a log another process appends to (none if it is missing)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    lines = text.splitlines()
+    if lines and not text.endswith("\n"):
+        lines.pop()  # the writer is mid-line
+    return [json.loads(line) for line in lines if line]
+
+
+def stop_process(process: subprocess.Popen[Any]) -> None:
+    """Terminate a helper process, killing it if it lingers past 5 s."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def _first(events: list[Event], kind: str) -> Event | None:

@@ -55,6 +55,9 @@ def test_a_move_posts_mouse_moved_at_the_pixel_centre(backend: Backend, api: Fak
         (MouseButton.LEFT, cg.BUTTON_LEFT, cg.LEFT_MOUSE_DOWN, cg.LEFT_MOUSE_UP),
         (MouseButton.RIGHT, cg.BUTTON_RIGHT, cg.RIGHT_MOUSE_DOWN, cg.RIGHT_MOUSE_UP),
         (MouseButton.MIDDLE, cg.BUTTON_CENTER, cg.OTHER_MOUSE_DOWN, cg.OTHER_MOUSE_UP),
+        # The side buttons: "other" mouse events numbered 3 and 4, as AppKit reports them.
+        (MouseButton.BACK, 3, cg.OTHER_MOUSE_DOWN, cg.OTHER_MOUSE_UP),
+        (MouseButton.FORWARD, 4, cg.OTHER_MOUSE_DOWN, cg.OTHER_MOUSE_UP),
     ],
 )
 def test_every_button_clicks_at_the_moved_point(
@@ -127,6 +130,8 @@ def test_modifiers_are_keys_and_flags_on_every_event(backend: Backend, api: Fake
         (MouseButton.LEFT, cg.LEFT_MOUSE_DRAGGED, cg.BUTTON_LEFT),
         (MouseButton.RIGHT, cg.RIGHT_MOUSE_DRAGGED, cg.BUTTON_RIGHT),
         (MouseButton.MIDDLE, cg.OTHER_MOUSE_DRAGGED, cg.BUTTON_CENTER),
+        (MouseButton.BACK, cg.OTHER_MOUSE_DRAGGED, 3),
+        (MouseButton.FORWARD, cg.OTHER_MOUSE_DRAGGED, 4),
     ],
 )
 def test_moves_while_a_button_is_held_are_drags(
@@ -137,8 +142,7 @@ def test_moves_while_a_button_is_held_are_drags(
     down, up = {
         cg.BUTTON_LEFT: (cg.LEFT_MOUSE_DOWN, cg.LEFT_MOUSE_UP),
         cg.BUTTON_RIGHT: (cg.RIGHT_MOUSE_DOWN, cg.RIGHT_MOUSE_UP),
-        cg.BUTTON_CENTER: (cg.OTHER_MOUSE_DOWN, cg.OTHER_MOUSE_UP),
-    }[number]
+    }.get(number, (cg.OTHER_MOUSE_DOWN, cg.OTHER_MOUSE_UP))
     assert types == [
         (cg.MOUSE_MOVED, cg.BUTTON_LEFT),
         (down, number),

@@ -26,6 +26,7 @@ Rgb = npt.NDArray[np.uint8]
 
 RAW, COPY_RECT, ZRLE = 0, 1, 16
 DESKTOP_SIZE, LAST_RECT, CURSOR, DESKTOP_NAME = -223, -224, -239, -307
+QEMU_EXTENDED_KEY_EVENT, EXTENDED_MOUSE_BUTTONS = -258, -316
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,8 @@ class KeyEvent:
 class PointerEvent:
     x: int
     y: int
-    mask: int
+    mask: int  # bit n: X button n+1 (9 buttons with ExtendedMouseButtons)
+    extended: bool = False  # it came in the 7-byte ExtendedMouseButtons form
 
 
 @dataclass(frozen=True)
@@ -73,11 +75,16 @@ class FakeRfbServer:
     encoding: int = RAW
     # Updates carry this header rectangle first when set (e.g. a cursor shape).
     greeting: bytes | None = None
+    # Speak ExtendedMouseButtons (-316) as TigerVNC 1.15 does: acknowledge it in the
+    # next update once the client asks for it, then read pointer events with the
+    # marker bit set as 7 bytes, buttons 8 and 9 in the last one.
+    extended_mouse_buttons: bool = False
     events: list[Event] = field(default_factory=list)
     encodings: list[int] = field(default_factory=list)
     connections: int = 0
     pixels: Rgb = field(init=False)
     _pending_size: tuple[int, int] | None = field(default=None, init=False)
+    _acknowledged: bool = field(default=False, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
     _listener: socket.socket | None = field(default=None, init=False)
     _thread: threading.Thread | None = field(default=None, init=False)
@@ -141,6 +148,7 @@ class FakeRfbServer:
                 return
             self._client = client
             self.connections += 1
+            self._acknowledged = False
             with contextlib.suppress(OSError, ConnectionError), client:
                 self._session(client)
 
@@ -201,12 +209,19 @@ class FakeRfbServer:
                 self.events.append(KeyEvent(keysym, bool(down)))
             elif kind == 5:
                 mask, x, y = struct.unpack(">BHH", _read(sock, 5))
-                self.events.append(PointerEvent(x, y, mask))
+                if self._extended_buttons() and mask & 0x80:
+                    high = _read(sock, 1)[0]
+                    self.events.append(PointerEvent(x, y, high << 7 | mask & 0x7F, True))
+                else:
+                    self.events.append(PointerEvent(x, y, mask))
             elif kind == 6:
                 (length,) = struct.unpack(">3xI", _read(sock, 7))
                 _read(sock, length)
             else:
                 return
+
+    def _extended_buttons(self) -> bool:
+        return self.extended_mouse_buttons and EXTENDED_MOUSE_BUTTONS in self.encodings
 
     def _update(self, sock: socket.socket, request: UpdateRequest, stream: zlib._Compress) -> None:
         with self._lock:
@@ -220,6 +235,9 @@ class FakeRfbServer:
             # Nothing ever changes by itself here: answer the 1-pixel probe only.
             return
         rects = [self.greeting] if self.greeting else []
+        if self._extended_buttons() and not self._acknowledged:
+            rects.append(rect_head(0, 0, 0, 0, EXTENDED_MOUSE_BUTTONS))
+            self._acknowledged = True
         region = pixels[y : y + h, x : x + w]
         if self.encoding == ZRLE:
             body = zrle_rect(region, stream)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import select
 import shutil
 import socket
@@ -40,6 +41,21 @@ def require(program: str, package: str) -> str:
             pytest.fail(message)
         pytest.skip(message)
     return path
+
+
+def xvnc_version() -> tuple[int, ...]:
+    """TigerVNC's version, from `Xvnc -version` ("Xvnc TigerVNC 1.12.0 - built ...")."""
+    shown = subprocess.run(
+        [require("Xvnc", "tigervnc-standalone-server"), "-version"],
+        capture_output=True,
+        text=True,
+        timeout=10,
+        check=False,
+    )
+    match = re.search(r"TigerVNC (\d+(?:\.\d+)+)", shown.stdout + shown.stderr)
+    if match is None:
+        raise RuntimeError(f"no TigerVNC version in: {shown.stdout + shown.stderr!r}")
+    return tuple(int(part) for part in match.group(1).split("."))
 
 
 def free_port() -> int:

@@ -10,6 +10,8 @@ from holodesk.platform.errors import BackendUnavailableError, CaptureError, Inpu
 from holodesk.platform.select import open_backend
 from tests.platform.vnc.rfb_server import (
     CURSOR,
+    EXTENDED_MOUSE_BUTTONS,
+    QEMU_EXTENDED_KEY_EVENT,
     ZRLE,
     FakeRfbServer,
     KeyEvent,
@@ -104,6 +106,73 @@ def test_pointer_events_carry_the_whole_button_mask(fake_server: FakeRfbServer) 
             PointerEvent(5, 6, 0),
         ]
         assert backend.input.cursor_position() == (5, 6)
+    finally:
+        backend.close()
+
+
+def test_side_buttons_over_extended_mouse_buttons(fake_server: FakeRfbServer) -> None:
+    fake_server.extended_mouse_buttons = True  # as TigerVNC 1.15 and later
+    backend = open_backend("vnc", port=fake_server.start())
+    try:
+        backend.input.move(10, 20)
+        backend.input.mouse_down(MouseButton.BACK)
+        backend.input.move(11, 20)  # held across a move: still in the mask
+        backend.input.click(11, 20, button=MouseButton.FORWARD)
+        backend.input.mouse_up(MouseButton.BACK)
+        backend.input.click(11, 20)
+        backend.screen.displays()
+        assert EXTENDED_MOUSE_BUTTONS in fake_server.encodings
+        assert fake_server.pointer_events() == [
+            PointerEvent(10, 20, 0),
+            PointerEvent(10, 20, 0x80, extended=True),  # button 8 in the extra byte
+            PointerEvent(11, 20, 0x80, extended=True),
+            PointerEvent(11, 20, 0x80, extended=True),
+            PointerEvent(11, 20, 0x180, extended=True),  # and button 9 with it
+            PointerEvent(11, 20, 0x80, extended=True),
+            PointerEvent(11, 20, 0),  # no side button held: the plain message again
+            PointerEvent(11, 20, 0),
+            PointerEvent(11, 20, 1),
+            PointerEvent(11, 20, 0),
+        ]
+    finally:
+        backend.close()
+
+
+def test_side_buttons_without_extended_mouse_buttons(fake_server: FakeRfbServer) -> None:
+    # libvncserver's kind: no QEMU key events, no ExtendedMouseButtons.
+    port = fake_server.start()
+    backend = open_backend("vnc", port=port)
+    try:
+        backend.input.click(10, 20, button=MouseButton.BACK)
+        with pytest.raises(InputError) as refused:
+            backend.input.click(10, 20, button=MouseButton.FORWARD)
+        message = str(refused.value)
+        assert "forward button (X button 9)" in message
+        assert "ExtendedMouseButtons pseudo-encoding (-316)" in message
+        assert f"'fake desktop' at 127.0.0.1:{port}" in message
+        backend.screen.displays()
+        assert fake_server.pointer_events() == [
+            PointerEvent(10, 20, 0),
+            PointerEvent(10, 20, 0x80),  # bit 7: button 8, as RFB defines the mask
+            PointerEvent(10, 20, 0),
+            PointerEvent(10, 20, 0),  # the refused click's move; no press went out
+        ]
+        assert backend.input.held() == ((), ())
+    finally:
+        backend.close()
+
+
+def test_servers_that_drop_button_8_refuse_back_clearly(fake_server: FakeRfbServer) -> None:
+    # Acknowledging QEMU key events but not ExtendedMouseButtons: TigerVNC < 1.15 or QEMU.
+    fake_server.greeting = rect_head(0, 0, 0, 0, QEMU_EXTENDED_KEY_EVENT)
+    backend = open_backend("vnc", port=fake_server.start())
+    try:
+        with pytest.raises(InputError, match=r"TigerVNC older than 1\.15 or QEMU") as refused:
+            backend.input.mouse_down(MouseButton.BACK)
+        assert "alt+left" in str(refused.value)  # the fix names a way that works
+        assert backend.input.held() == ((), ())
+        backend.screen.displays()
+        assert fake_server.pointer_events() == []
     finally:
         backend.close()
 

@@ -69,9 +69,18 @@ def test_security_names() -> None:
     assert security_name(250) == "type 250"
 
 
-def test_pointer_mask_must_fit_a_byte() -> None:
-    with pytest.raises(ValueError, match="8 bits"):
+def test_pointer_event_layouts() -> None:
+    # Type 5, mask, x, y: buttons 1-8 fit the plain message's mask byte.
+    assert pointer_event(0x102, 3, 0x81) == bytes([5, 0x81, 1, 2, 0, 3])
+    with pytest.raises(ValueError, match="ExtendedMouseButtons"):
         pointer_event(0, 0, 0x100)
+    # ExtendedMouseButtons: the marker bit, then buttons 8 and 9 in one more byte...
+    assert pointer_event(1, 2, 0x181, extended=True) == bytes([5, 0x81, 0, 1, 0, 2, 0b11])
+    assert pointer_event(1, 2, 0x100, extended=True) == bytes([5, 0x80, 0, 1, 0, 2, 0b10])
+    # ...only when one of them is held: otherwise the marker must stay clear.
+    assert pointer_event(1, 2, 0x7F, extended=True) == bytes([5, 0x7F, 0, 1, 0, 2])
+    with pytest.raises(ValueError, match="buttons 1-9"):
+        pointer_event(0, 0, 0x200, extended=True)
 
 
 @pytest.mark.parametrize(

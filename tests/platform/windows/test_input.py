@@ -64,22 +64,25 @@ def test_a_point_on_no_monitor_is_refused_before_sending(backend: Backend, api: 
 
 
 @pytest.mark.parametrize(
-    ("button", "down", "up"),
+    ("button", "down", "up", "data"),
     [
-        (MouseButton.LEFT, s.MOUSEEVENTF_LEFTDOWN, s.MOUSEEVENTF_LEFTUP),
-        (MouseButton.RIGHT, s.MOUSEEVENTF_RIGHTDOWN, s.MOUSEEVENTF_RIGHTUP),
-        (MouseButton.MIDDLE, s.MOUSEEVENTF_MIDDLEDOWN, s.MOUSEEVENTF_MIDDLEUP),
+        (MouseButton.LEFT, s.MOUSEEVENTF_LEFTDOWN, s.MOUSEEVENTF_LEFTUP, 0),
+        (MouseButton.RIGHT, s.MOUSEEVENTF_RIGHTDOWN, s.MOUSEEVENTF_RIGHTUP, 0),
+        (MouseButton.MIDDLE, s.MOUSEEVENTF_MIDDLEDOWN, s.MOUSEEVENTF_MIDDLEUP, 0),
+        # The side buttons: X events, mouseData naming XBUTTON1 (back) or XBUTTON2 (forward).
+        (MouseButton.BACK, s.MOUSEEVENTF_XDOWN, s.MOUSEEVENTF_XUP, s.XBUTTON1),
+        (MouseButton.FORWARD, s.MOUSEEVENTF_XDOWN, s.MOUSEEVENTF_XUP, s.XBUTTON2),
     ],
 )
 def test_every_button_clicks_where_it_moved(
-    backend: Backend, api: FakeWinApi, button: MouseButton, down: int, up: int
+    backend: Backend, api: FakeWinApi, button: MouseButton, down: int, up: int, data: int
 ) -> None:
     backend.input.click(100, 200, button=button)
     move, press, release = sent(api)
     assert move[4] == MOVE
     assert api.cursor == (100, 200)
-    assert press == mouse(down)
-    assert release == mouse(up)
+    assert press == mouse(down, data)
+    assert release == mouse(up, data)
 
 
 @pytest.mark.parametrize(("button", "data"), [(events.WinButton.X1, 1), (events.WinButton.X2, 2)])

@@ -8,6 +8,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from holodesk.client.generation import Generation
 from holodesk.platform.base import MouseButton
 
 
@@ -169,3 +170,5 @@ class ActionBatch:
     step: int
     actions: tuple[Action, ...]
     thought: str = ""
+    # What the model generated for this step; None for policies without a model.
+    generation: Generation | None = None

@@ -4,6 +4,8 @@ The client shrinks frames to the daemon's FrameSpec before sending, so no byte i
 spent on pixels the model never sees; the SentFrame records exactly what was sent
 so that action coordinates can be mapped back later. Redacted regions are
 painted black first, at full resolution, so none of their pixels is ever encoded.
+When the daemon accepts deltas, frames after the first of a stream carry only
+what changed (see deltas.py).
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from datetime import UTC, datetime
 
 from PIL import Image
 
+from holodesk.client.deltas import DeltaEncoder, FramePayload
 from holodesk.client.frames import Encoding, FrameSpec, SentFrame
+from holodesk.client.resize import Downsizer
 from holodesk.client.safety.redact import redact
 from holodesk.platform.base import DisplayInfo, Region, ScreenSource
 
@@ -50,11 +54,9 @@ def fit_size(width: int, height: int, max_width: int, max_height: int) -> tuple[
 
 
 def downsize(image: Image.Image, size: tuple[int, int]) -> Image.Image:
-    if image.size == size:
-        return image
-    # reducing_gap makes Pillow box-reduce by an integer factor first, then finish
-    # with Lanczos: close to full Lanczos quality at a fraction of its cost.
-    return image.resize(size, Image.Resampling.LANCZOS, reducing_gap=2.0)
+    # An integer box-reduce first for large factors, then Lanczos: close to full
+    # Lanczos quality at a fraction of its cost (resize.py; deltas redo regions of it).
+    return Downsizer(image.size, size).full(image)
 
 
 def encode(image: Image.Image, encoding: Encoding, quality: int, png_level: int = 6) -> bytes:
@@ -104,6 +106,11 @@ class FrameCapturer:
         self._spec = spec
         self._display = display
         self._redacted = tuple(redacted)
+        self._deltas = (
+            DeltaEncoder(spec, lambda frame: encode_within(frame, spec))
+            if spec.accept_deltas
+            else None
+        )
 
     @property
     def spec(self) -> FrameSpec:
@@ -131,17 +138,25 @@ class FrameCapturer:
         width, height = fit_size(
             region.width, region.height, self._spec.max_width, self._spec.max_height
         )
-        image = downsize(image, (width, height))
+        frame_id = uuid.uuid4().hex
+        if self._deltas is None:
+            data = encode_within(downsize(image, (width, height)), self._spec)
+            encoded = FramePayload(self._spec.encoding, data)
+        else:
+            geometry = (display_id, region, scale)
+            encoded = self._deltas.encode(image, (width, height), frame_id, geometry)
         return SentFrame(
-            frame_id=uuid.uuid4().hex,
+            frame_id=frame_id,
             width=width,
             height=height,
-            encoding=self._spec.encoding,
-            data=encode_within(image, self._spec),
+            encoding=encoded.encoding,
+            data=encoded.data,
             display_id=display_id,
             source=region,
             scale_factor=scale,
             captured_at=captured_at,
+            base_frame_id=encoded.base_frame_id,
+            patches=encoded.patches,
         )
 
 

@@ -23,7 +23,17 @@ from typing import Protocol, TextIO, runtime_checkable
 
 from holodesk.client.exit_codes import ExitCode
 
-COMMAND_MODULES: tuple[str, ...] = ("holodesk.client.run_command", "holodesk.client.demo.command")
+COMMAND_MODULES: tuple[str, ...] = (
+    "holodesk.client.run_command",
+    "holodesk.client.demo.command",
+    "holodesk.client.service_command",
+    "holodesk.client.tray_command",
+    "holodesk.client.export_command",
+    "holodesk.client.report_command",
+    "holodesk.client.replay_command",
+    "holodesk.client.doctor_command",
+    "holodesk.client.locate_command",
+)
 ENTRY_POINT_GROUP = "holodesk.commands"
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import platform as stdlib_platform
 import socket
+from collections.abc import Sequence
 from datetime import UTC
 from importlib import metadata
 
@@ -11,7 +12,9 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from holodesk.client import actions as a
 from holodesk.client.events import Ended, Outcome, Started
-from holodesk.client.frames import DEFAULT_QUALITY, Encoding, FrameSpec, SentFrame
+from holodesk.client.frames import DEFAULT_QUALITY, Encoding, FramePatch, FrameSpec, SentFrame
+from holodesk.client.generation import Completion, Generation, Sampling
+from holodesk.client.locations import Location
 from holodesk.platform.base import Backend, DisplayInfo, MouseButton, Region
 from holodesk.proto.v1 import action_pb2, agent_pb2, frame_pb2, geometry_pb2
 
@@ -25,6 +28,8 @@ _BUTTONS = {
     MouseButton.LEFT: action_pb2.MOUSE_BUTTON_LEFT,
     MouseButton.RIGHT: action_pb2.MOUSE_BUTTON_RIGHT,
     MouseButton.MIDDLE: action_pb2.MOUSE_BUTTON_MIDDLE,
+    MouseButton.BACK: action_pb2.MOUSE_BUTTON_BACK,
+    MouseButton.FORWARD: action_pb2.MOUSE_BUTTON_FORWARD,
 }
 _BUTTONS_BACK = {v: k for k, v in _BUTTONS.items()}
 _MODIFIERS = {
@@ -113,6 +118,7 @@ def frame_spec_from_proto(spec: frame_pb2.FrameSpec) -> FrameSpec:
         encoding=encoding_from_proto(spec.encoding),
         quality=quality,
         max_bytes=spec.max_bytes,
+        accept_deltas=spec.accept_deltas,
     )
 
 
@@ -123,21 +129,35 @@ def frame_spec_to_proto(spec: FrameSpec) -> frame_pb2.FrameSpec:
         encoding=encoding_to_proto(spec.encoding),
         quality=spec.quality,
         max_bytes=spec.max_bytes,
+        accept_deltas=spec.accept_deltas,
     )
 
 
 def frame_to_proto(frame: SentFrame) -> frame_pb2.Frame:
     captured_at = Timestamp()
     captured_at.FromDatetime(frame.captured_at)
-    return frame_pb2.Frame(
+    out = frame_pb2.Frame(
         frame_id=frame.frame_id,
         size=geometry_pb2.Size(width=frame.width, height=frame.height),
-        encoding=encoding_to_proto(frame.encoding),
-        data=frame.data,
         display_id=frame.display_id,
         source=region_to_proto(frame.source),
         scale_factor=frame.scale_factor,
         captured_at=captured_at,
+    )
+    if frame.is_delta:  # encoding and data stay empty: the patches are the pixels
+        out.base_frame_id = frame.base_frame_id
+        out.patches.extend(patch_to_proto(p) for p in frame.patches)
+    else:
+        out.encoding = encoding_to_proto(frame.encoding)
+        out.data = frame.data
+    return out
+
+
+def patch_to_proto(patch: FramePatch) -> frame_pb2.FramePatch:
+    return frame_pb2.FramePatch(
+        rect=geometry_pb2.Rect(x=patch.x, y=patch.y, width=patch.width, height=patch.height),
+        encoding=encoding_to_proto(patch.encoding),
+        data=patch.data,
     )
 
 
@@ -152,6 +172,18 @@ def frame_from_proto(frame: frame_pb2.Frame) -> SentFrame:
         source=region_from_proto(frame.source),
         scale_factor=frame.scale_factor,
         captured_at=frame.captured_at.ToDatetime(tzinfo=UTC),
+        base_frame_id=frame.base_frame_id,
+        patches=tuple(
+            FramePatch(
+                x=p.rect.x,
+                y=p.rect.y,
+                width=p.rect.width,
+                height=p.rect.height,
+                encoding=encoding_from_proto(p.encoding),
+                data=p.data,
+            )
+            for p in frame.patches
+        ),
     )
 
 
@@ -307,6 +339,53 @@ def batch_from_proto(batch: agent_pb2.Actions) -> a.ActionBatch:
         step=batch.step,
         actions=tuple(action_from_proto(x) for x in batch.actions),
         thought=batch.thought,
+        generation=(
+            generation_from_proto(batch.generation) if batch.HasField("generation") else None
+        ),
+    )
+
+
+# -- sampling and generation ----------------------------------------------------------
+
+
+def sampling_to_proto(sampling: Sampling) -> agent_pb2.SamplingParams:
+    out = agent_pb2.SamplingParams(candidates=sampling.candidates, logprobs=sampling.logprobs)
+    if sampling.temperature is not None:
+        out.temperature = sampling.temperature
+    if sampling.top_p is not None:
+        out.top_p = sampling.top_p
+    if sampling.seed is not None:
+        out.seed = sampling.seed
+    if sampling.max_tokens is not None:
+        out.max_tokens = sampling.max_tokens
+    return out
+
+
+def completion_from_proto(completion: agent_pb2.Completion) -> Completion:
+    logprobs = tuple(completion.token_logprobs)
+    return Completion(
+        text=completion.text,
+        token_ids=tuple(completion.token_ids),
+        token_logprobs=logprobs,
+        # The wire's 0.0 means "none" when no token came with a logprob.
+        cumulative_logprob=completion.cumulative_logprob if logprobs else None,
+        parsed=completion.parsed,
+        parse_error=completion.parse_error,
+    )
+
+
+def generation_from_proto(generation: agent_pb2.Generation) -> Generation:
+    completions = tuple(completion_from_proto(c) for c in generation.completions)
+    if completions and generation.chosen >= len(completions):
+        raise ConversionError(
+            f"generation.chosen is {generation.chosen}, "
+            f"but there are {len(completions)} completions"
+        )
+    return Generation(
+        completions=completions,
+        chosen=generation.chosen,
+        prompt_tokens=generation.prompt_tokens,
+        engine_seconds=generation.engine_seconds,
     )
 
 
@@ -353,18 +432,20 @@ def session_start(
     max_steps: int,
     policy: str,
     resume_token: str = "",
+    sampling: Sampling | None = None,
 ) -> agent_pb2.RunSessionRequest:
-    return agent_pb2.RunSessionRequest(
-        start=agent_pb2.SessionStart(
-            task=task,
-            client=client_info(backend),
-            displays=[display_to_proto(d) for d in displays],
-            encodings=[encoding_to_proto(e) for e in encodings],
-            max_steps=max_steps,
-            policy=policy,
-            resume_token=resume_token,
-        )
+    start = agent_pb2.SessionStart(
+        task=task,
+        client=client_info(backend),
+        displays=[display_to_proto(d) for d in displays],
+        encodings=[encoding_to_proto(e) for e in encodings],
+        max_steps=max_steps,
+        policy=policy,
+        resume_token=resume_token,
     )
+    if sampling is not None:
+        start.sampling.CopyFrom(sampling_to_proto(sampling))
+    return agent_pb2.RunSessionRequest(start=start)
 
 
 def observation(
@@ -376,6 +457,37 @@ def observation(
     if frame is not None:
         obs.frame.CopyFrom(frame_to_proto(frame))
     return agent_pb2.RunSessionRequest(observation=obs)
+
+
+def locate_request(
+    frame: SentFrame, descriptions: Sequence[str], policy: str = ""
+) -> agent_pb2.LocateRequest:
+    return agent_pb2.LocateRequest(
+        frame=frame_to_proto(frame), descriptions=list(descriptions), policy=policy
+    )
+
+
+def location_from_proto(location: agent_pb2.Location) -> Location:
+    found = location.found and location.HasField("point")
+    return Location(
+        description=location.description,
+        found=found,
+        x=location.point.x if found else None,
+        y=location.point.y if found else None,
+        box=region_from_proto(location.box) if location.HasField("box") else None,
+        raw_output=location.raw_output,
+    )
+
+
+def reward_request(
+    session_id: str, reward: float | None, success: bool | None, note: str = ""
+) -> agent_pb2.ReportRewardRequest:
+    out = agent_pb2.ReportRewardRequest(session_id=session_id, note=note)
+    if reward is not None:
+        out.reward = reward
+    if success is not None:
+        out.success = success
+    return out
 
 
 def cancel(reason: str) -> agent_pb2.RunSessionRequest:
@@ -392,6 +504,7 @@ def started_from_proto(started: agent_pb2.SessionStarted) -> Started:
         resumed=started.resumed,
         step=started.step,
         pending_action_ids=tuple(started.pending_action_ids),
+        recording_id=started.recording_id,
     )
 
 
@@ -400,4 +513,11 @@ def ended_from_proto(ended: agent_pb2.SessionEnded) -> Ended:
         outcome = _OUTCOMES[ended.outcome]
     except KeyError:
         raise ConversionError(f"session ended with unknown outcome {ended.outcome}") from None
-    return Ended(outcome=outcome, answer=ended.answer, reason=ended.reason, steps=ended.steps)
+    generation = generation_from_proto(ended.generation) if ended.HasField("generation") else None
+    return Ended(
+        outcome=outcome,
+        answer=ended.answer,
+        reason=ended.reason,
+        steps=ended.steps,
+        generation=generation,
+    )

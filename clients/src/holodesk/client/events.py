@@ -6,6 +6,7 @@ import enum
 from dataclasses import dataclass
 
 from holodesk.client.frames import FrameSpec
+from holodesk.client.generation import Generation
 
 
 class Outcome(enum.Enum):
@@ -30,6 +31,8 @@ class Started:
     resumed: bool = False
     step: int = 0
     pending_action_ids: tuple[str, ...] = ()
+    # Names the daemon's recording of this session; empty when it is not recorded.
+    recording_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,8 @@ class Ended:
     answer: str = ""
     reason: str = ""
     steps: int = 0
+    # The model's output for a last step that had nothing to execute (done or fail only).
+    generation: Generation | None = None
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from holodesk.client import actions as a
 from holodesk.client.events import Outcome
+from holodesk.client.frames import SentFrame
+from holodesk.client.generation import Generation
 
 
 @dataclass(frozen=True)
@@ -14,6 +16,10 @@ class StepRecord:
     actions: tuple[a.Action, ...]
     results: tuple[a.ActionResult, ...]
     thought: str = ""
+    # What the model generated (None for policies without a model).
+    generation: Generation | None = None
+    # The frame this step was decided on, as sent.
+    frame: SentFrame | None = None
 
 
 @dataclass(frozen=True)
@@ -26,3 +32,5 @@ class SessionOutcome:
     session_id: str = ""
     # The gRPC status name when the daemon aborted the stream or could not be reached.
     status_code: str = ""
+    # The client's own recording of the session (SessionOptions.record_dir), if any.
+    recording: str = ""

@@ -97,6 +97,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--max-steps", type=_non_negative, default=0, help="step limit (0: the daemon's default)"
     )
     parser.add_argument("--policy", default="", help="daemon policy (default: the daemon's)")
+    parser.add_argument(
+        "--record",
+        type=Path,
+        metavar="DIR",
+        help="also record the session here (for holodesk replay/report/export on this machine)",
+    )
     _configure_connection(parser.add_argument_group("connection"))
     _configure_safety(parser.add_argument_group("safety"))
 
@@ -258,6 +264,7 @@ def session_options(args: argparse.Namespace, printer: Printer | None = None) ->
         on_started=printer.started,
         on_step=printer.step,
         on_notice=printer.notice,
+        record_dir=args.record,
         channel=channel,
         reconnect=reconnect,
         safety=safety,
@@ -278,6 +285,8 @@ def _run(args: argparse.Namespace, task: str, backend: Backend, options: Session
         print("holodesk: interrupted", file=sys.stderr)
         return ExitCode.CANCELLED
     printer.outcome(outcome)
+    if outcome.recording:
+        print(f"recorded in {outcome.recording}")
     return for_outcome(outcome.outcome)
 
 

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, TypeVar
 
 import grpc
@@ -44,10 +45,13 @@ from holodesk.client.events import (
 )
 from holodesk.client.executor import ActionExecutor, BatchReport
 from holodesk.client.frames import Encoding, SentFrame
+from holodesk.client.generation import Sampling
 from holodesk.client.halt import Halt, HaltReason, HaltState
 from holodesk.client.outcome import SessionOutcome, StepRecord
+from holodesk.client.pause import PauseGate
 from holodesk.client.prompt import NoUserError, in_daemon_thread, prompt_user
 from holodesk.client.reconnect import ReconnectPolicy, is_resumable
+from holodesk.client.recording import ClientRecorder
 from holodesk.client.safety import SafetyGuard, SafetySettings
 from holodesk.client.stream import ProtocolError, SessionStream
 from holodesk.platform.base import Backend
@@ -67,6 +71,13 @@ class SessionOptions:
     max_steps: int = 0
     policy: str = ""
     encodings: tuple[Encoding, ...] = tuple(Encoding)
+    # How the model samples this session (None: the daemon policy's defaults).
+    sampling: Sampling | None = None
+    # Keep each step's frame bytes in StepRecord.frame (else only its coordinate
+    # frame: a long session would hold every screenshot in memory).
+    keep_frames: bool = False
+    # Record the session here as well, in the recording format (client side: no prompts).
+    record_dir: Path | None = None
     ask_user: Callable[[str], str] = prompt_user
     on_started: Callable[[Started], None] | None = None
     on_step: Callable[[StepRecord], None] | None = None
@@ -78,6 +89,8 @@ class SessionOptions:
     channel: ChannelSettings = field(default_factory=ChannelSettings)
     reconnect: ReconnectPolicy = field(default_factory=ReconnectPolicy)
     safety: SafetySettings = field(default_factory=SafetySettings)
+    # Lets another thread (the tray) pause the session between steps.
+    pause: PauseGate | None = None
 
 
 async def run_session(
@@ -138,6 +151,7 @@ class _Session:
         self._task = task
         self._backend = backend
         self._options = options
+        self._recorder = ClientRecorder(options.record_dir) if options.record_dir else None
         self._halt = Halt()
         self._executor = ActionExecutor(backend, guard=SafetyGuard(options.safety, backend))
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="holodesk-backend")
@@ -154,6 +168,7 @@ class _Session:
         self._replies: dict[str, str] = {}
         # The batch being executed, so a cancel can still report what it did.
         self._running: a.ActionBatch | None = None
+        self._last_frame: SentFrame | None = None
 
     async def run(self) -> SessionOutcome:
         loop = asyncio.get_running_loop()
@@ -185,6 +200,11 @@ class _Session:
             outcome = replace(
                 outcome, reason=f"{outcome.reason}; {error}" if outcome.reason else error
             )
+        if self._recorder is not None:
+            path = await self._recorder.finish(
+                outcome.outcome, outcome.answer, outcome.reason, outcome.steps
+            )
+            outcome = replace(outcome, recording=str(path) if path else "")
         return outcome
 
     # -- stopping -------------------------------------------------------------------------
@@ -232,6 +252,10 @@ class _Session:
             except (ProtocolError, convert.ConversionError, CaptureError, PlatformError) as error:
                 await self._abandon(str(error))
                 return self._outcome(Outcome.ERROR, reason=str(error))
+            if ended.generation is not None:
+                # The last step ran nothing (done or fail only), yet its generation counts.
+                final = a.ActionBatch(ended.steps, (), generation=ended.generation)
+                self._record(self._step_record(final, ()))
             return self._outcome(ended.outcome, ended.answer, ended.reason, ended.steps)
 
     async def _wait_to_resume(self, error: grpc.aio.AioRpcError) -> SessionOutcome | None:
@@ -300,17 +324,17 @@ class _Session:
         options = self._options
         self._resuming = bool(self._resume_token)
         displays = await self._on_worker(self._backend.screen.displays)
-        await stream.write(
-            convert.session_start(
-                self._task,
-                self._backend,
-                displays,
-                encodings=options.encodings,
-                max_steps=options.max_steps,
-                policy=options.policy,
-                resume_token=self._resume_token,
-            )
+        start = convert.session_start(
+            self._task,
+            self._backend,
+            displays,
+            encodings=options.encodings,
+            max_steps=options.max_steps,
+            policy=options.policy,
+            resume_token=self._resume_token,
+            sampling=options.sampling,
         )
+        await stream.write(start)
         first = await stream.next()
         if first.WhichOneof("event") == "ended":
             return convert.ended_from_proto(first.ended)
@@ -324,6 +348,8 @@ class _Session:
             )
         self._session_id = started.session_id
         self._resume_token = started.resume_token
+        if self._recorder is not None:
+            self._recorder.begin(start.start, first.started)
         capturer = FrameCapturer(
             self._backend.screen, started.frame_spec, options.display, options.safety.redact
         )
@@ -333,7 +359,7 @@ class _Session:
             if options.on_started is not None:
                 options.on_started(started)
             self._halt.link_restored()
-            await stream.write(convert.observation([], await self._capture(capturer)))
+            await stream.write(self._observation([], await self._capture(capturer)))
         while True:
             event = await stream.next()
             if event.WhichOneof("event") == "ended":
@@ -343,6 +369,9 @@ class _Session:
                     f"expected 'actions' or 'ended', the daemon sent {_kind(event)!r}"
                 )
             batch = convert.batch_from_proto(event.actions)
+            if self._recorder is not None:
+                decided_on = self._last_frame.frame_id if self._last_frame else ""
+                self._recorder.actions(event.actions, decided_on)
             self._running = batch
             report: BatchReport = await self._on_worker(
                 self._executor.execute, batch.actions, self._halt
@@ -352,10 +381,10 @@ class _Session:
             results, reply = list(report.results), ""
             if isinstance(report.control, a.AskUser):
                 reply, results = await self._ask(report.control, results)
-            self._record(StepRecord(batch.step, batch.actions, tuple(results), batch.thought))
+            self._record(self._step_record(batch, results))
             if isinstance(report.control, a.Done | a.Fail):
                 # The session is over: report the results and wait for the verdict.
-                await stream.write(convert.observation(results, None))
+                await stream.write(self._observation(results, None))
                 final = await stream.next()
                 if final.WhichOneof("event") != "ended":
                     raise ProtocolError(
@@ -363,7 +392,7 @@ class _Session:
                         f"the daemon sent {_kind(final)!r}"
                     )
                 return convert.ended_from_proto(final.ended)
-            await stream.write(convert.observation(results, await self._capture(capturer), reply))
+            await stream.write(self._observation(results, await self._capture(capturer), reply))
 
     async def _answer_resume(
         self, stream: SessionStream, started: Started, capturer: FrameCapturer
@@ -378,11 +407,26 @@ class _Session:
         self._notify(Resumed(started.session_id, started.step, len(results)))
         # Acting may start again only now: the new stream is alive and answered.
         self._halt.link_restored()
-        await stream.write(convert.observation(results, await self._capture(capturer), reply))
+        await stream.write(self._observation(results, await self._capture(capturer), reply))
+
+    def _observation(
+        self, results: list[a.ActionResult], frame: SentFrame | None, reply: str = ""
+    ) -> agent_pb2.RunSessionRequest:
+        request = convert.observation(results, frame, reply)
+        if self._recorder is not None:
+            # Results of step N, then the frame step N+1 is decided on: the format's order.
+            self._recorder.observation(request.observation)
+            if frame is not None:
+                self._recorder.frame(frame)
+        return request
 
     async def _capture(self, capturer: FrameCapturer) -> SentFrame:
+        if self._options.pause is not None:
+            # Paused: hold the next frame, so the daemon decides nothing new meanwhile.
+            await self._options.pause.wait_resumed()
         frame: SentFrame = await self._on_worker(capturer.capture)
         self._executor.remember_frame(frame)
+        self._last_frame = frame
         return frame
 
     async def _ask(
@@ -410,8 +454,24 @@ class _Session:
         if batch is None or pending is None or not pending.done() or pending.exception():
             return
         report: BatchReport = pending.result()
-        self._record(StepRecord(batch.step, batch.actions, tuple(report.results), batch.thought))
+        self._record(self._step_record(batch, report.results))
         self._running = None
+
+    def _step_record(
+        self, batch: a.ActionBatch, results: list[a.ActionResult] | tuple[a.ActionResult, ...]
+    ) -> StepRecord:
+        # The latest frame sent is the one the daemon decided this batch on.
+        frame = self._last_frame
+        if frame is not None and not self._options.keep_frames:
+            frame = replace(frame, data=b"", patches=())
+        return StepRecord(
+            batch.step,
+            batch.actions,
+            tuple(results),
+            batch.thought,
+            generation=batch.generation,
+            frame=frame,
+        )
 
     def _notify(self, notice: Notice) -> None:
         if self._options.on_notice is not None:

@@ -20,6 +20,8 @@ class MouseButton(enum.Enum):
     LEFT = "left"
     RIGHT = "right"
     MIDDLE = "middle"
+    BACK = "back"  # the side buttons: X buttons 8 and 9, Windows XBUTTON1/2
+    FORWARD = "forward"
 
 
 class Modifier(enum.Enum):

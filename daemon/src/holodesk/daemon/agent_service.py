@@ -1,14 +1,17 @@
-"""AgentService: RunSession (one agent run per stream) and Locate (one-shot grounding)."""
+"""AgentService: RunSession (one agent run per stream), Locate (one-shot grounding) and
+ReportReward (a session's reward, written to its recording: recorder.py)."""
 
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import AsyncIterator
 from typing import Any
 
 from holodesk.daemon import convert
 from holodesk.daemon.auth import current_principal
-from holodesk.daemon.errors import DeadlineExceeded, InvalidArgument, Unimplemented
+from holodesk.daemon.credentials import Role
+from holodesk.daemon.errors import DeadlineExceeded, InvalidArgument, NotFound, PermissionDenied
 from holodesk.daemon.frames import validate_frame
 from holodesk.daemon.interceptor import aclose
 from holodesk.daemon.policies.catalog import PolicyCatalog
@@ -17,6 +20,7 @@ from holodesk.daemon.sessions import SessionRegistry
 from holodesk.proto.v1 import agent_pb2, agent_pb2_grpc
 
 MAX_DESCRIPTIONS = 64
+MAX_REWARD_NOTE = 64 * 1024
 
 
 class AgentService(agent_pb2_grpc.AgentServiceServicer):
@@ -75,5 +79,39 @@ class AgentService(agent_pb2_grpc.AgentServiceServicer):
     async def ReportReward(  # noqa: N802
         self, request: agent_pb2.ReportRewardRequest, context: Any
     ) -> agent_pb2.ReportRewardResponse:
-        # Recordings land with issue 7's recorder, which replaces this.
-        raise Unimplemented("rewards are recorded once session recording is enabled")
+        """Reward/success of a live or recently ended session, written to its recording."""
+        session_id = request.session_id
+        if not session_id:
+            raise InvalidArgument("session_id", "required")
+        has_reward = request.HasField("reward")
+        if has_reward and not math.isfinite(request.reward):
+            raise InvalidArgument("reward", f"must be a finite number, got {request.reward}")
+        if not has_reward and not request.HasField("success"):
+            raise InvalidArgument("reward", "set reward, success or both")
+        if len(request.note) > MAX_REWARD_NOTE:
+            raise InvalidArgument("note", f"at most {MAX_REWARD_NOTE} characters")
+        recorder = self._settings.recorder
+        try:
+            owner = self._registry.get(session_id).principal
+        except NotFound:
+            target = None if recorder is None else recorder.ended_target(session_id)
+            if target is None:
+                raise NotFound(
+                    "session", session_id, "unknown, or ended too long ago to take a reward"
+                ) from None
+            owner = target.principal
+        caller = current_principal()
+        if caller.name != owner and caller.role is not Role.ADMIN:
+            raise PermissionDenied(
+                "only the principal that ran the session, or an admin, may report its reward",
+                principal=caller.name,
+            )
+        if recorder is None:
+            return agent_pb2.ReportRewardResponse(recorded=False)
+        recorded = await recorder.add_reward(
+            session_id,
+            request.reward if has_reward else None,
+            request.success if request.HasField("success") else None,
+            request.note,
+        )
+        return agent_pb2.ReportRewardResponse(recorded=recorded)

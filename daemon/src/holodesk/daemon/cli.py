@@ -15,7 +15,7 @@ import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 
-from holodesk.daemon import logredact
+from holodesk.daemon import logs
 from holodesk.daemon.config import DEFAULT_LISTEN, MIB, ServerConfig
 from holodesk.daemon.credentials import (
     CredentialsError,
@@ -26,6 +26,7 @@ from holodesk.daemon.credentials import (
 )
 from holodesk.daemon.dialects import DialectConfigError, dialect_names
 from holodesk.daemon.policies.registry import PolicyConfigError, policy_entries
+from holodesk.daemon.recorder import default_record_dir
 from holodesk.daemon.server import serve
 
 log = logging.getLogger("holodeskd")
@@ -118,6 +119,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=40_000_000,
         help="largest frame, width x height (default %(default)s)",
     )
+    limits.add_argument(
+        "--no-frame-deltas",
+        dest="frame_deltas",
+        action="store_false",
+        help="ask clients for full frames every step (by default they may send only what "
+        "changed, and the daemon rebuilds the full frame)",
+    )
     limits.add_argument("--max-steps", type=int, default=100, help="session step limit")
     limits.add_argument(
         "--max-sessions",
@@ -161,11 +169,39 @@ def build_parser() -> argparse.ArgumentParser:
     limits.add_argument(
         "--grace-s", type=float, default=10.0, help="time running steps get on shutdown"
     )
+    recording = parser.add_argument_group("recording (docs/recording-format.md)")
+    recording.add_argument(
+        "--record",
+        choices=["off", "on"],
+        default="off",
+        help="record sessions whose SessionStart leaves recording unspecified (a client "
+        "may ask for ON or OFF per session); default %(default)s",
+    )
+    recording.add_argument(
+        "--record-dir",
+        metavar="DIR",
+        default="",
+        help=f"where recordings go, one directory each (default {default_record_dir()})",
+    )
     parser.add_argument(
         "--log-level",
         default="INFO",
         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
         help="default %(default)s",
+    )
+    parser.add_argument(
+        "--log-format",
+        default="text",
+        choices=logs.LOG_FORMATS,
+        help="text lines, or one JSON object per line (with session_id, step and "
+        "action_ids where they apply); default %(default)s",
+    )
+    parser.add_argument(
+        "--metrics-address",
+        default="",
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics at http://HOST:PORT/metrics (a bare PORT: on "
+        "127.0.0.1); default: not served",
     )
     return parser
 
@@ -193,6 +229,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         max_message_bytes=message_bytes,
         max_frame_bytes=frame_bytes,
         max_frame_pixels=args.max_frame_pixels,
+        frame_deltas=args.frame_deltas,
         max_steps=args.max_steps,
         grace_s=args.grace_s,
         tls_cert=args.tls_cert or "",
@@ -207,6 +244,9 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         resume_window_s=args.resume_window_s,
         keepalive_s=args.keepalive_s,
         keepalive_timeout_s=min(10.0, args.keepalive_s),
+        metrics_address=args.metrics_address,
+        record=args.record == "on",
+        record_dir=args.record_dir,
     )
 
 
@@ -286,12 +326,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if arguments[:1] == ["token"]:
         return token_main(arguments[1:])
     args = build_parser().parse_args(arguments)
-    logging.basicConfig(
-        level=args.log_level,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    logredact.install()
+    logs.configure(args.log_level, args.log_format, sys.stderr)
     try:
         config = config_from_args(args)
         return asyncio.run(run(config))

@@ -71,6 +71,20 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def parse_metrics_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` ([::1]:PORT for IPv6), or a bare ``PORT`` on loopback."""
+    text = text.strip()
+    if text.isdigit() and int(text) <= 65535:
+        return "127.0.0.1", int(text)
+    try:
+        host, port = split_listen(text)
+    except ValueError:
+        raise ValueError(
+            f"--metrics-address {text!r} is not HOST:PORT or PORT (e.g. 127.0.0.1:9464)"
+        ) from None
+    return host.strip("[]"), port
+
+
 @dataclass(frozen=True)
 class ServerConfig:
     listen: str = DEFAULT_LISTEN
@@ -84,6 +98,8 @@ class ServerConfig:
     # A frame's image bytes and declared pixels; larger ones are INVALID_ARGUMENT.
     max_frame_bytes: int = 16 * MIB
     max_frame_pixels: int = 40_000_000
+    # Offer clients delta frames (unchanged screens and changed regions only).
+    frame_deltas: bool = True
     # Default and ceiling for a session's model steps.
     max_steps: int = 100
     # How long running steps may finish when the daemon stops.
@@ -113,6 +129,12 @@ class ServerConfig:
     # bounds how long a silently vanished client's session stays attached.
     keepalive_s: float = 30.0
     keepalive_timeout_s: float = 10.0
+    # Prometheus metrics over HTTP: HOST:PORT, or a bare PORT on loopback; "": not served.
+    metrics_address: str = ""
+    # Record every session whose SessionStart leaves recording UNSPECIFIED; where
+    # ("": platformdirs' user_data_dir("holodesk")/recordings). docs/recording-format.md.
+    record: bool = False
+    record_dir: str = ""
 
     def __post_init__(self) -> None:
         if self.max_message_bytes <= 0 or self.max_frame_bytes <= 0:
@@ -149,6 +171,8 @@ class ServerConfig:
                 "certificate CNs to roles"
             )
         self._check_exposure(parse_listen(self.listen))
+        if self.metrics_address:
+            parse_metrics_address(self.metrics_address)
 
     @property
     def address(self) -> ListenAddress:

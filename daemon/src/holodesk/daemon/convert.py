@@ -15,7 +15,14 @@ from google.protobuf import timestamp_pb2
 
 from holodesk.daemon import actions as act
 from holodesk.daemon.errors import InvalidArgument
+from holodesk.daemon.frame_deltas import FrameDelta, FramePatch
 from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
+from holodesk.daemon.generation import (
+    MAX_CANDIDATES,
+    MAX_SAMPLED_TOKENS,
+    SessionSampling,
+    StepGeneration,
+)
 from holodesk.daemon.geometry import Box, Point, Rect, Size
 from holodesk.daemon.policies.base import Location
 from holodesk.daemon.sessions import (
@@ -46,6 +53,8 @@ _BUTTONS_PB = {
     act.MouseButton.LEFT: action_pb2.MOUSE_BUTTON_LEFT,
     act.MouseButton.RIGHT: action_pb2.MOUSE_BUTTON_RIGHT,
     act.MouseButton.MIDDLE: action_pb2.MOUSE_BUTTON_MIDDLE,
+    act.MouseButton.BACK: action_pb2.MOUSE_BUTTON_BACK,
+    act.MouseButton.FORWARD: action_pb2.MOUSE_BUTTON_FORWARD,
 }
 _MODIFIERS_PB = {
     act.Modifier.CTRL: action_pb2.MODIFIER_CTRL,
@@ -91,16 +100,69 @@ def rect_from_pb(rect: geometry_pb2.Rect) -> Rect:
 
 
 def frame_from_pb(frame: frame_pb2.Frame, field: str) -> EncodedFrame:
-    if not frame.HasField("size") or frame.size.width == 0 or frame.size.height == 0:
-        raise InvalidArgument(f"{field}.size", "width and height must be set")
-    scale = frame.scale_factor if frame.scale_factor != 0 else 1.0
-    if not math.isfinite(scale) or scale <= 0:
-        raise InvalidArgument(f"{field}.scale_factor", f"must be positive, got {scale}")
+    """A full frame; delta fields are refused (see frame_delta_from_pb)."""
+    if frame.base_frame_id:
+        raise InvalidArgument(
+            f"{field}.base_frame_id",
+            "delta frames are only accepted in a session's observations, when its "
+            "FrameSpec.accept_deltas is set; send a full frame here",
+        )
+    if frame.patches:
+        raise InvalidArgument(
+            f"{field}.patches", "patches need base_frame_id (the frame they are painted on)"
+        )
+    scale = _frame_scale(frame, field)
     return EncodedFrame(
         frame_id=frame.frame_id,
         size=Size(frame.size.width, frame.size.height),
         encoding=encoding_from_pb(frame.encoding, f"{field}.encoding"),
         data=frame.data,
+        display_id=frame.display_id,
+        source=rect_from_pb(frame.source) if frame.HasField("source") else None,
+        scale_factor=scale,
+    )
+
+
+def _frame_scale(frame: frame_pb2.Frame, field: str) -> float:
+    """Checks the size is set too; returns the scale factor (unset: 1.0)."""
+    if not frame.HasField("size") or frame.size.width == 0 or frame.size.height == 0:
+        raise InvalidArgument(f"{field}.size", "width and height must be set")
+    scale = frame.scale_factor if frame.scale_factor != 0 else 1.0
+    if not math.isfinite(scale) or scale <= 0:
+        raise InvalidArgument(f"{field}.scale_factor", f"must be positive, got {scale}")
+    return scale
+
+
+def frame_delta_from_pb(frame: frame_pb2.Frame, field: str) -> FrameDelta:
+    """A delta frame (base_frame_id set): its image lives in the patches alone."""
+    scale = _frame_scale(frame, field)
+    if frame.encoding != frame_pb2.IMAGE_ENCODING_UNSPECIFIED:
+        raise InvalidArgument(
+            f"{field}.encoding",
+            "must be unset in a delta frame (base_frame_id is set): each patch has its own",
+        )
+    if frame.data:
+        raise InvalidArgument(
+            f"{field}.data",
+            "must be empty in a delta frame (base_frame_id is set): the patches carry the pixels",
+        )
+    patches = []
+    for index, patch in enumerate(frame.patches):
+        where = f"{field}.patches[{index}]"
+        if not patch.HasField("rect"):
+            raise InvalidArgument(f"{where}.rect", "must be set")
+        patches.append(
+            FramePatch(
+                rect=rect_from_pb(patch.rect),
+                encoding=encoding_from_pb(patch.encoding, f"{where}.encoding"),
+                data=patch.data,
+            )
+        )
+    return FrameDelta(
+        frame_id=frame.frame_id,
+        size=Size(frame.size.width, frame.size.height),
+        base_frame_id=frame.base_frame_id,
+        patches=tuple(patches),
         display_id=frame.display_id,
         source=rect_from_pb(frame.source) if frame.HasField("source") else None,
         scale_factor=scale,
@@ -160,6 +222,43 @@ def session_request_from_pb(start: agent_pb2.SessionStart, field: str = "start")
         max_steps=start.max_steps,
         resume_token=start.resume_token,
         policy=start.policy,
+        sampling=(
+            sampling_from_pb(start.sampling, f"{field}.sampling")
+            if start.HasField("sampling")
+            else None
+        ),
+    )
+
+
+def sampling_from_pb(params: agent_pb2.SamplingParams, field: str) -> SessionSampling:
+    temperature = params.temperature if params.HasField("temperature") else None
+    if temperature is not None and not (math.isfinite(temperature) and temperature >= 0):
+        raise InvalidArgument(f"{field}.temperature", f"must be 0 or more, got {temperature}")
+    top_p = params.top_p if params.HasField("top_p") else None
+    if top_p is not None and not (math.isfinite(top_p) and 0 < top_p <= 1):
+        raise InvalidArgument(f"{field}.top_p", f"must be above 0 and at most 1, got {top_p}")
+    candidates = params.candidates or 1
+    if candidates > MAX_CANDIDATES:
+        raise InvalidArgument(
+            f"{field}.candidates", f"at most {MAX_CANDIDATES} per step, got {candidates}"
+        )
+    if candidates > 1 and temperature == 0:
+        raise InvalidArgument(
+            f"{field}.candidates",
+            f"{candidates} candidates need a temperature above 0 (greedy ones are all the same)",
+        )
+    max_tokens = params.max_tokens if params.HasField("max_tokens") else None
+    if max_tokens is not None and not 1 <= max_tokens <= MAX_SAMPLED_TOKENS:
+        raise InvalidArgument(
+            f"{field}.max_tokens", f"must be 1 to {MAX_SAMPLED_TOKENS}, got {max_tokens}"
+        )
+    return SessionSampling(
+        temperature=temperature,
+        top_p=top_p,
+        seed=params.seed if params.HasField("seed") else None,
+        candidates=candidates,
+        logprobs=params.logprobs,
+        max_tokens=max_tokens,
     )
 
 
@@ -181,6 +280,7 @@ def frame_spec_to_pb(spec: FrameSpec) -> frame_pb2.FrameSpec:
         encoding=_ENCODINGS_PB[spec.encoding],
         quality=spec.quality,
         max_bytes=spec.max_bytes,
+        accept_deltas=spec.accept_deltas,
     )
 
 
@@ -254,20 +354,56 @@ def session_started_to_pb(
         resumed=resumed,
         step=session.step if resumed else 0,
         pending_action_ids=list(session.pending_ids) if resumed else [],
+        recording_id=session.recording_id,
     )
 
 
-def actions_to_pb(step: int, actions: tuple[act.Action, ...], thought: str) -> agent_pb2.Actions:
-    return agent_pb2.Actions(step=step, actions=[action_to_pb(a) for a in actions], thought=thought)
+def actions_to_pb(
+    step: int,
+    actions: tuple[act.Action, ...],
+    thought: str,
+    *,
+    generation: StepGeneration | None = None,
+) -> agent_pb2.Actions:
+    out = agent_pb2.Actions(step=step, actions=[action_to_pb(a) for a in actions], thought=thought)
+    if generation is not None:
+        out.generation.CopyFrom(generation_to_pb(generation))
+    return out
 
 
-def ending_to_pb(ending: Ending, steps: int) -> agent_pb2.SessionEnded:
-    return agent_pb2.SessionEnded(
+def generation_to_pb(generation: StepGeneration) -> agent_pb2.Generation:
+    # Generation.chosen is a plain index. A step none of whose candidates parsed ends
+    # the session as FAILED; its chosen 0 then names a completion with parsed=false.
+    return agent_pb2.Generation(
+        completions=[
+            agent_pb2.Completion(
+                text=c.text,
+                token_ids=list(c.token_ids),
+                token_logprobs=list(c.token_logprobs),
+                cumulative_logprob=c.cumulative_logprob or 0.0,
+                parsed=c.parsed,
+                parse_error=c.parse_error,
+            )
+            for c in generation.candidates
+        ],
+        chosen=generation.chosen or 0,
+        prompt_tokens=generation.prompt_tokens,
+        engine_seconds=generation.engine_seconds,
+    )
+
+
+def ending_to_pb(
+    ending: Ending, steps: int, generation: StepGeneration | None = None
+) -> agent_pb2.SessionEnded:
+    out = agent_pb2.SessionEnded(
         outcome=_OUTCOMES_PB[ending.outcome],
         answer=ending.answer,
         reason=ending.reason,
         steps=steps,
     )
+    if generation is not None:
+        out.generation.CopyFrom(generation_to_pb(generation))
+    return out
 
 
 def timestamp_to_pb(moment: datetime) -> timestamp_pb2.Timestamp:

@@ -59,6 +59,8 @@ class FrameSpec:
     encoding: ImageEncoding = ImageEncoding.PNG
     quality: int = 90
     max_bytes: int = 0
+    # Delta frames welcome (the session runner sets it; policies leave it False).
+    accept_deltas: bool = False
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,7 @@ def validate_frame(frame: EncodedFrame, limits: FrameLimits, field: str = "frame
             f"{field}.data",
             f"{len(frame.data)} bytes, above the frame limit of {limits.max_bytes} bytes",
         )
-    fmt, size = _read_header(frame.data, field)
+    fmt, size = read_header(frame.data, field)
     if fmt != frame.encoding.pillow_format:
         raise InvalidArgument(
             f"{field}.encoding",
@@ -103,7 +105,8 @@ def validate_frame(frame: EncodedFrame, limits: FrameLimits, field: str = "frame
         raise InvalidArgument(f"{field}.scale_factor", "must be positive")
 
 
-def _read_header(data: bytes, field: str) -> tuple[str, Size]:
+def read_header(data: bytes, field: str) -> tuple[str, Size]:
+    """(Pillow format name, size) from the image header; InvalidArgument if undecodable."""
     try:
         with warnings.catch_warnings():
             # Our own pixel limit already applied; Pillow's bomb warning is noise here.

@@ -10,6 +10,10 @@ from dataclasses import dataclass
 
 from holodesk.daemon.engines.base import ChatMessage
 
+# The daemon's bounds on what a session may ask (SessionStart.sampling).
+MAX_CANDIDATES = 16
+MAX_SAMPLED_TOKENS = 32768
+
 
 @dataclass(frozen=True)
 class SessionSampling:
@@ -51,3 +55,5 @@ class StepGeneration:
     chosen: int | None
     prompt_tokens: int = 0
     engine_seconds: float = 0.0
+    # Summed over every candidate (the engines' GenerationResult.completion_tokens).
+    completion_tokens: int = 0

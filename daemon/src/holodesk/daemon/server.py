@@ -14,6 +14,8 @@ What it serves (contract: protos/holodesk/v1):
 - ``grpc.health.v1.Health``: NOT_SERVING until every policy's start() returned
   (model loaded), for "" and for each service name; NOT_SERVING again on shutdown.
 - Server reflection for all of the above (``grpcurl -plaintext HOST:PORT list``).
+- With ``--metrics-address``: Prometheus metrics over HTTP (metrics.py), counted on a
+  registry of this server's own.
 
 Security (details: auth.py, credentials.py):
 
@@ -64,7 +66,8 @@ On SIGTERM or SIGINT: health goes NOT_SERVING, new RPCs are refused, detached
 sessions are dropped, sessions waiting for their client end with UNAVAILABLE,
 steps being decided get up to --grace-s to finish and send their actions, then
 the policies close and the process exits 0. Every session leaving the registry
-passes through `SessionRegistry.listeners` (where recordings will be flushed).
+passes through `SessionRegistry.listeners`, where the recorder writes each
+recording's end; stop() returns once every recording reached the disk (--record).
 Under systemd (Type=notify) it sends READY=1 when serving and STOPPING=1 when it
 starts draining.
 
@@ -101,9 +104,12 @@ from holodesk.daemon.control_service import ControlService
 from holodesk.daemon.credentials import Credentials, CredentialsError, load_credentials
 from holodesk.daemon.frames import FrameLimits
 from holodesk.daemon.interceptor import ErrorInterceptor
+from holodesk.daemon.metrics import DaemonMetrics, MetricsExporter
+from holodesk.daemon.metrics_interceptor import MetricsInterceptor
 from holodesk.daemon.policies.base import Policy
 from holodesk.daemon.policies.catalog import PolicyCatalog
 from holodesk.daemon.policies.registry import create_policy
+from holodesk.daemon.recorder import Recorder
 from holodesk.daemon.sdnotify import notify
 from holodesk.daemon.session_runner import SessionSettings
 from holodesk.daemon.sessions import SessionLimits, SessionRegistry
@@ -131,6 +137,11 @@ class RunningServer:
     policies_started: asyncio.Task[None]
     authenticator: Authenticator
     listen_address: ListenAddress = field(default_factory=ListenAddress)
+    metrics: DaemonMetrics = field(default_factory=DaemonMetrics)
+    # The Prometheus endpoint, with --metrics-address.
+    metrics_exporter: MetricsExporter | None = None
+    # Session recordings (--record, --record-dir, SessionStart.recording).
+    recorder: Recorder | None = None
     _stopped: bool = field(default=False, repr=False)
 
     @property
@@ -165,9 +176,14 @@ class RunningServer:
         await self.server.stop(grace)
         # Sessions whose RPCs the stop cut short, if their own cleanup has not run yet.
         self.registry.close("the daemon stopped")
+        if self.recorder is not None:
+            # Every session has left the registry, its end queued: let it reach the disk.
+            await self.recorder.close()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await self.policies_started
         await self.catalog.close()
+        if self.metrics_exporter is not None:
+            await asyncio.to_thread(self.metrics_exporter.stop)
         log.info("holodeskd stopped")
 
 
@@ -296,9 +312,14 @@ def _warn_exposure(config: ServerConfig, address: ListenAddress, open_mode: bool
 
 @asynccontextmanager
 async def serve(
-    config: ServerConfig, policies: Sequence[Policy] | None = None
+    config: ServerConfig,
+    policies: Sequence[Policy] | None = None,
+    metrics: DaemonMetrics | None = None,
 ) -> AsyncIterator[RunningServer]:
-    """Start holodeskd in this event loop; stop (draining) when the block exits."""
+    """Start holodeskd in this event loop; stop (draining) when the block exits.
+
+    `metrics`: where to count (default: fresh, on a registry of this server's own).
+    """
     address = config.address
     credentials = _load_credentials(config)
     # Open mode (everyone is admin) only on loopback TCP or --insecure without any
@@ -317,12 +338,27 @@ async def serve(
         )
     )
     limits = FrameLimits(max_bytes=config.max_frame_bytes, max_pixels=config.max_frame_pixels)
+    recorder = Recorder(config.record_dir or None, default_on=config.record)
+    recorder.prepare()
+    registry.listeners.append(recorder.session_left)
+    metrics = metrics if metrics is not None else DaemonMetrics()
+    metrics.watch(registry)
     settings = SessionSettings(
-        frame_limits=limits, max_steps=config.max_steps, step_timeout_s=config.step_timeout_s
+        frame_limits=limits,
+        max_steps=config.max_steps,
+        step_timeout_s=config.step_timeout_s,
+        metrics=metrics,
+        recorder=recorder,
+        accept_deltas=config.frame_deltas,
     )
 
     server = grpc.aio.server(
-        interceptors=[ErrorInterceptor(), AuthInterceptor(authenticator)],
+        # Metrics outermost: they see the status the error interceptor chose.
+        interceptors=[
+            MetricsInterceptor(metrics),
+            ErrorInterceptor(),
+            AuthInterceptor(authenticator),
+        ],
         options=_grpc_options(config),
     )
     agent_pb2_grpc.add_AgentServiceServicer_to_server(
@@ -347,7 +383,13 @@ async def serve(
 
     _warn_exposure(config, address, open_mode)
     port = _bind(server, config, address)
-    await server.start()
+    exporter = _start_metrics(config, metrics)
+    try:
+        await server.start()
+    except BaseException:
+        if exporter is not None:
+            exporter.stop()
+        raise
     starter = asyncio.create_task(_start_policies(catalog, health_servicer), name="policy-start")
     running = RunningServer(
         server=server,
@@ -360,6 +402,9 @@ async def serve(
         policies_started=starter,
         authenticator=authenticator,
         listen_address=address,
+        metrics=metrics,
+        metrics_exporter=exporter,
+        recorder=recorder,
     )
     log.info(
         "holodeskd listening on %s (%s%s)",
@@ -371,6 +416,20 @@ async def serve(
         yield running
     finally:
         await running.stop()
+
+
+def _start_metrics(config: ServerConfig, metrics: DaemonMetrics) -> MetricsExporter | None:
+    if not config.metrics_address:
+        return None
+    exporter = MetricsExporter.start(config.metrics_address, metrics.registry)
+    if exporter.exposed:
+        log.warning(
+            "metrics on %s are reachable from other machines (plain HTTP, no credentials)",
+            exporter.url,
+        )
+    else:
+        log.info("metrics on %s", exporter.url)
+    return exporter
 
 
 async def _start_policies(catalog: PolicyCatalog, health_servicer: Any) -> None:

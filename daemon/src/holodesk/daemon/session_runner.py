@@ -30,11 +30,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from holodesk.daemon import convert
+from holodesk.daemon import convert, frame_deltas, logs
 from holodesk.daemon.auth import ANONYMOUS, Principal
 from holodesk.daemon.errors import (
     FailedPrecondition,
@@ -43,8 +44,11 @@ from holodesk.daemon.errors import (
     Unavailable,
 )
 from holodesk.daemon.frames import FrameLimits, validate_frame
+from holodesk.daemon.generation import StepGeneration
+from holodesk.daemon.metrics import DaemonMetrics
 from holodesk.daemon.policies.base import Decision, Policy
 from holodesk.daemon.policies.catalog import PolicyCatalog
+from holodesk.daemon.recorder import Recorder
 from holodesk.daemon.sessions import (
     Ending,
     Session,
@@ -66,6 +70,12 @@ class SessionSettings:
     max_steps: int
     # How long the policy may take for one step; 0: no limit.
     step_timeout_s: float = 0.0
+    # The server's instruments (a private, unexported set when none is given).
+    metrics: DaemonMetrics = field(default_factory=DaemonMetrics, compare=False, repr=False)
+    # Session recordings (issue 7); None: nothing is recorded.
+    recorder: Recorder | None = field(default=None, compare=False, repr=False)
+    # Offer clients delta frames (FrameSpec.accept_deltas; see frame_deltas.py).
+    accept_deltas: bool = True
 
 
 class _EndOfStream:
@@ -124,12 +134,16 @@ class SessionRunner:
             return  # the client left before starting: nothing to clean up
         start = self._check_start(first)
         session, policy, resumed = self._open(start)
+        # Every record this RPC's task (and the tasks it starts) logs names the session.
+        logs.bind(session_id=session.session_id)
+        self._settings.metrics.session_opened(resumed=resumed)
         self._context.add_done_callback(lambda _: self._cleanup_soon())
         try:
             self._reader = asyncio.create_task(self._read(), name=f"read-{session.session_id}")
             spec = replace(
                 policy.frame_spec(session.request.encodings, session.request.primary_screen()),
                 max_bytes=self._settings.frame_limits.max_bytes,
+                accept_deltas=self._settings.accept_deltas,
             )
             if resumed:
                 log.info(
@@ -147,6 +161,9 @@ class SessionRunner:
                     session.task,
                     policy.name,
                 )
+            recorder = self._settings.recorder
+            if recorder is not None and not resumed:  # a resumed session keeps its recording
+                await recorder.open(session, start, policy, spec)
             yield agent_pb2.RunSessionResponse(
                 started=convert.session_started_to_pb(session, spec, resumed=resumed)
             )
@@ -214,6 +231,7 @@ class SessionRunner:
         try:
             while True:
                 observation = await self._next_observation(session)
+                received = time.perf_counter()
                 if resumed and not observation.HasField("frame"):
                     raise InvalidArgument(
                         "observation.frame",
@@ -224,24 +242,36 @@ class SessionRunner:
                     convert.results_from_pb(observation.results, "observation.results"),
                     "observation.results",
                 )
+                if self._settings.recorder is not None:
+                    self._settings.recorder.observation(
+                        session, observation.results, observation.user_reply
+                    )
                 if session.ending is not None:
                     yield self._end(session, session.ending)
                     return
-                self._take_frame(session, observation)
+                await self._take_frame(session, observation)
                 if session.step >= session.max_steps:
                     reason = f"reached the limit of {session.max_steps} steps"
                     yield self._end(session, Ending(SessionOutcome.STEP_LIMIT, reason=reason))
                     return
                 await self._gate(session)
+                deciding = time.perf_counter()
                 decision = await self._decide(session, policy)
+                policy_seconds = time.perf_counter() - deciding
                 actions, ending = session.record_decision(decision)
+                message = convert.actions_to_pb(
+                    session.step, actions, decision.thought, generation=decision.generation
+                )
                 if ending is not None and not actions:
-                    yield self._end(session, ending)
+                    # No Actions carry this step: its generation goes with the ending.
+                    self._record_actions(session, message, decision, policy_seconds, sent=False)
+                    yield self._end(session, ending, decision.generation)
                     return
                 # Even an empty batch goes out: the client answers with a new frame.
-                yield agent_pb2.RunSessionResponse(
-                    actions=convert.actions_to_pb(session.step, actions, decision.thought)
-                )
+                logs.bind(action_ids=[a.action_id for a in message.actions])
+                self._settings.metrics.step_sent(policy.name, time.perf_counter() - received)
+                self._record_actions(session, message, decision, policy_seconds)
+                yield agent_pb2.RunSessionResponse(actions=message)
         except _Interrupted as interrupted:
             if interrupted.after_send:
                 yield self._ended_message(session, interrupted.ending)
@@ -249,13 +279,52 @@ class SessionRunner:
             else:
                 yield self._end(session, interrupted.ending)
 
-    def _take_frame(self, session: Session, observation: agent_pb2.Observation) -> None:
+    async def _take_frame(self, session: Session, observation: agent_pb2.Observation) -> None:
         if not observation.HasField("frame"):
             raise InvalidArgument("observation.frame", "required (the screen after the actions)")
-        frame = convert.frame_from_pb(observation.frame, "observation.frame")
+        sent = observation.frame
+        if sent.base_frame_id:
+            if not self._settings.accept_deltas:
+                raise InvalidArgument(
+                    "observation.frame.base_frame_id",
+                    "this daemon does not accept delta frames (its FrameSpec.accept_deltas "
+                    "is false): send full frames",
+                )
+            delta = convert.frame_delta_from_pb(sent, "observation.frame")
+            # Rebuilt into a full frame: nothing downstream knows about deltas.
+            frame = await frame_deltas.resolve(
+                delta, session.frames, self._settings.frame_limits, "observation.frame"
+            )
+            wire_bytes = delta.wire_bytes
+        else:
+            frame = convert.frame_from_pb(sent, "observation.frame")
+            wire_bytes = len(frame.data)
         validate_frame(frame, self._settings.frame_limits, "observation.frame")
+        self._settings.metrics.frame_received("RunSession", wire_bytes)
         session.accept_frame(frame, "observation.frame")
+        if self._settings.recorder is not None:
+            # The window's newest frame: the full image the policy will see.
+            self._settings.recorder.frame(session, session.frames[-1])
         session.user_reply = observation.user_reply
+
+    def _record_actions(
+        self,
+        session: Session,
+        message: agent_pb2.Actions,
+        decision: Decision,
+        policy_seconds: float,
+        *,
+        sent: bool = True,
+    ) -> None:
+        if self._settings.recorder is not None:
+            self._settings.recorder.actions(
+                session,
+                message,
+                decision,
+                frames=tuple(session.frames),
+                policy_seconds=policy_seconds,
+                sent=sent,
+            )
 
     async def _next_observation(self, session: Session) -> agent_pb2.Observation:
         item = await self._race(self._queue.get(), session, stop_on_shutdown=True)
@@ -287,15 +356,22 @@ class SessionRunner:
 
     async def _decide(self, session: Session, policy: Policy) -> Decision:
         session.set_thinking(True)
+        # Bound before the task starts, so the policy's own records carry the step too.
+        logs.bind(step=session.step + 1, action_ids=())
+        started = time.perf_counter()
         task = asyncio.create_task(policy.decide(session.context()))
         try:
             # A shutdown lets the running step finish: its actions still go out.
-            return await self._race(
+            decision = await self._race(
                 task,
                 session,
                 stop_on_shutdown=False,
                 step_timeout=self._settings.step_timeout_s or None,
             )
+            self._settings.metrics.step_decided(
+                policy.name, time.perf_counter() - started, decision
+            )
+            return decision
         finally:
             session.set_thinking(False)
             if not task.done():
@@ -354,8 +430,12 @@ class SessionRunner:
         log.warning("session %s: %s", session.session_id, reason)
         raise _Interrupted(Ending(SessionOutcome.FAILED, reason=reason))
 
-    def _ended_message(self, session: Session, ending: Ending) -> agent_pb2.RunSessionResponse:
-        return agent_pb2.RunSessionResponse(ended=convert.ending_to_pb(ending, session.step))
+    def _ended_message(
+        self, session: Session, ending: Ending, generation: StepGeneration | None = None
+    ) -> agent_pb2.RunSessionResponse:
+        return agent_pb2.RunSessionResponse(
+            ended=convert.ending_to_pb(ending, session.step, generation)
+        )
 
     def _finish(self, session: Session, ending: Ending) -> None:
         session.finish(ending)
@@ -367,9 +447,11 @@ class SessionRunner:
             f": {ending.reason}" if ending.reason else "",
         )
 
-    def _end(self, session: Session, ending: Ending) -> agent_pb2.RunSessionResponse:
+    def _end(
+        self, session: Session, ending: Ending, generation: StepGeneration | None = None
+    ) -> agent_pb2.RunSessionResponse:
         self._finish(session, ending)
-        return self._ended_message(session, ending)
+        return self._ended_message(session, ending, generation)
 
     # Client stream -------------------------------------------------------------------
 
@@ -411,6 +493,8 @@ class SessionRunner:
         session, policy = self._session, self._policy
         if session is None or policy is None:
             return
+        # Run from an RPC done-callback this is a task of its own, outside run()'s context.
+        logs.bind(session_id=session.session_id)
         if session.ended is None:
             # Detach first (synchronously): a resume may come as soon as this yields.
             detached = not self._fatal and self._registry.detach(session)

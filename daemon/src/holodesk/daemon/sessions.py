@@ -45,6 +45,7 @@ from holodesk.daemon.errors import (
     ResourceExhausted,
 )
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
+from holodesk.daemon.generation import SessionSampling
 from holodesk.daemon.geometry import Rect, Size
 from holodesk.daemon.policies.base import Decision, StepContext
 
@@ -98,6 +99,8 @@ class SessionRequest:
     max_steps: int = 0
     resume_token: str = ""
     policy: str = ""
+    # SessionStart.sampling; None: the policy's defaults.
+    sampling: SessionSampling | None = None
 
     def primary_screen(self) -> Size | None:
         """Physical size of the display clients capture by default (the primary)."""
@@ -154,6 +157,8 @@ class Session:
         self.held = asyncio.Event()
         self.attached = True
         self.resumes = 0
+        # Set by the recorder when the session is recorded (SessionStarted.recording_id).
+        self.recording_id = ""
         self._running = asyncio.Event()
         self._running.set()
         self._thinking = False
@@ -322,6 +327,7 @@ class Session:
             frames=tuple(self.frames),
             history=tuple(self.history),
             user_reply=self.user_reply,
+            sampling=self.request.sampling,
         )
 
     def record_decision(self, decision: Decision) -> tuple[tuple[Action, ...], Ending | None]:

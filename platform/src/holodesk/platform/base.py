@@ -14,7 +14,7 @@ import contextlib
 import enum
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from PIL import Image
@@ -74,6 +74,8 @@ class MouseButton(enum.Enum):
     LEFT = "left"
     RIGHT = "right"
     MIDDLE = "middle"
+    BACK = "back"  # the side buttons: X buttons 8 and 9, Windows XBUTTON1/2
+    FORWARD = "forward"
 
 
 MODIFIER_KEYS = MODIFIERS
@@ -306,6 +308,14 @@ class Backend:
     # fail-safe corner watches it; a web page's or a VNC session's pointer is only
     # what the client itself last sent, so there is nothing to watch.
     observes_user_pointer: bool = True
+    # Re-checks the OS permissions this target needs, as (problem, fix) pairs, empty when
+    # all are granted; None where the OS asks for none (`holodesk doctor` reports it).
+    permission_check: Callable[[], list[tuple[str, str]]] | None = None
+    # What an all-black capture most likely means on this target, and how to fix it.
+    blank_capture_fix: str = (
+        "wake the display and unlock the session; if it stays black, the capture is "
+        "refused: check the OS's screen-capture permission for this program"
+    )
 
     def close(self) -> None:
         try:

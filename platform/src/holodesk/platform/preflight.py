@@ -52,7 +52,8 @@ def x11_problems(display: str | None, environ: Mapping[str, str]) -> list[Proble
                 "Wayland gives no client X11-style screen capture or input injection",
                 "log into an Xorg session (e.g. 'GNOME on Xorg' on the login screen), "
                 "or use XWayland by setting DISPLAY (e.g. export DISPLAY=:0; reaches X11 "
-                "apps only), or choose another backend with HOLODESK_PLATFORM_BACKEND",
+                "apps only), or choose the wayland backend (HOLODESK_PLATFORM_BACKEND=wayland: "
+                "the desktop portal's RemoteDesktop on GNOME and KDE, uinput on wlroots)",
             )
         )
     elif not display:

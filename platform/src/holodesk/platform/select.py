@@ -25,9 +25,16 @@ _BY_PLATFORM: dict[str, str] = {"linux": "x11", "darwin": "quartz", "win32": "wi
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
-def default_backend_name(platform: str) -> str | None:
-    """The backend for an OS (`sys.platform` spelling), or None."""
+def default_backend_name(platform: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """The backend for an OS (`sys.platform` spelling), or None.
+
+    On Linux and the BSDs, a Wayland session without an X server (WAYLAND_DISPLAY
+    set, DISPLAY not) gets the wayland backend; with XWayland's DISPLAY, x11.
+    """
     if platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
+        env = environ or {}
+        if env.get("WAYLAND_DISPLAY", "").strip() and not env.get("DISPLAY", "").strip():
+            return "wayland"
         return "x11"
     return _BY_PLATFORM.get(platform)
 
@@ -39,7 +46,7 @@ def resolve_backend_name(name: str | None, environ: Mapping[str, str], platform:
         name = environ[ENV_VAR]
         source = f"{ENV_VAR}={name!r}"
     if name is None:
-        default = default_backend_name(platform)
+        default = default_backend_name(platform, environ)
         if default is None:
             raise BackendUnavailableError(
                 [

@@ -23,7 +23,9 @@ checkpoint's chat template on a GPU host.
 Beyond the cookbook actions, the parser accepts the names models commonly use
 (click, write, type, key, hotkey as "ctrl+c", ...) and desktop extensions:
 double_click, triple_click, right_click, middle_click, move, drag (path or
-from/to), mouse_down/up, key_down/up, fail (reason) and ask_user (question).
+from/to), mouse_down/up, key_down/up, fail (reason) and ask_user (question). Clicks,
+mouse_down/up and drag take "button": left, right, middle, back or forward (the
+side buttons, which browsers and file managers take as history back and forward).
 A localization answer may give the element's box besides (or instead of) x/y:
 "box" or "bbox" as [x1, y1, x2, y2] (or [[x1, y1], [x2, y2]]) in the same convention.
 """

@@ -58,7 +58,9 @@ def _button(obj: Obj, default: MouseButton = MouseButton.LEFT) -> MouseButton:
             return MouseButton(raw.strip().lower())
         except ValueError:
             pass
-    raise DialectParseError(f"button is {brief(raw)}", "Use button left, right or middle.")
+    raise DialectParseError(
+        f"button is {brief(raw)}", "Use button left, right, middle, back or forward."
+    )
 
 
 def _modifiers(obj: Obj, spec: DialectSpec) -> tuple[Modifier, ...]:

@@ -107,16 +107,21 @@ def _required_point(call: Call, ctx: Context) -> Point:
     return point
 
 
+# UI-TARS's action space names these three only (no side buttons), so its history
+# renderer never has to invent syntax for back/forward.
+_BUTTONS = {b.value: b for b in (MouseButton.LEFT, MouseButton.RIGHT, MouseButton.MIDDLE)}
+
+
 def _button(call: Call, default: MouseButton = MouseButton.LEFT) -> MouseButton:
     raw = call.arg("button")
     if raw is None:
         return default
-    try:
-        return MouseButton(raw.strip().lower())
-    except ValueError:
+    button = _BUTTONS.get(raw.strip().lower())
+    if button is None:
         raise DialectParseError(
             f"button is {brief(raw)}", "Use button='left', 'right' or 'middle'."
-        ) from None
+        )
+    return button
 
 
 def _clicker(count: int, button: MouseButton) -> Handler:

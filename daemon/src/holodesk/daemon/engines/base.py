@@ -61,13 +61,56 @@ class GenerationRequest:
     # JSON schema for structured decoding; engines that cannot enforce it ignore it,
     # and the dialect's parser still validates the output.
     json_schema: dict[str, Any] | None = None
+    # Completions to sample from the same prompt (n > 1 needs temperature > 0).
+    n: int = 1
+    # Return each sampled token's log-probability (and id, where the engine gives ids).
+    logprobs: bool = False
+
+    def __post_init__(self) -> None:
+        if self.n < 1:
+            raise ValueError(f"n must be at least 1, got {self.n}")
+        if self.n > 1 and self.sampling.temperature <= 0:
+            # vLLM and transformers refuse it: greedy decoding gives n identical texts.
+            raise ValueError(f"n={self.n} completions need a temperature above 0")
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One sampled completion. With logprobs asked for, token_logprobs has one
+    entry per generated token and token_ids the same count, or is empty where
+    the engine gives no ids (OpenAI's API does not)."""
+
+    text: str
+    completion_tokens: int = 0
+    token_ids: tuple[int, ...] = ()
+    token_logprobs: tuple[float, ...] = ()
+    # Sum of token_logprobs; None without logprobs.
+    cumulative_logprob: float | None = None
+    finish_reason: str | None = None
 
 
 @dataclass(frozen=True)
 class GenerationResult:
+    """`text` is the first sample's, for callers that ask for one; `samples` holds all
+    n (empty from an engine that only sets text); `completion_tokens` counts the
+    tokens generated for the whole request, every sample's."""
+
     text: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    samples: tuple[Sample, ...] = ()
+
+    @classmethod
+    def of(cls, samples: tuple[Sample, ...], prompt_tokens: int = 0) -> GenerationResult:
+        if not samples:
+            raise ValueError("a generation result needs at least one sample")
+        generated = sum(s.completion_tokens for s in samples)
+        return cls(samples[0].text, prompt_tokens, generated, samples)
+
+    @property
+    def all_samples(self) -> tuple[Sample, ...]:
+        """Every sample; a text-only result counts as one sample without logprobs."""
+        return self.samples or (Sample(self.text, self.completion_tokens),)
 
 
 class EngineError(Exception):

@@ -223,7 +223,7 @@ class OpenAIEngine:
                 failure = f"POST {self.chat_url} failed: {_describe(exc)}"
             else:
                 if response.status_code == 200:
-                    return _result(response)
+                    return _result(response, request.logprobs)
                 message = error_message(response.text)
                 failure = f"{self.chat_url} answered {response.status_code}: {message}"
                 if not is_retryable_status(response.status_code):
@@ -270,12 +270,12 @@ class _NotUpYetError(Exception):
     """start() found the server not (yet) up: worth another look until the deadline."""
 
 
-def _result(response: httpx.Response) -> GenerationResult:
+def _result(response: httpx.Response, logprobs: bool) -> GenerationResult:
     try:
         payload = response.json()
     except ValueError as exc:
         raise EngineError(f"the server answered non-JSON: {snippet(response.text)}") from exc
-    return parse_completion(payload)
+    return parse_completion(payload, logprobs=logprobs)
 
 
 def _describe(exc: httpx.HTTPError) -> str:

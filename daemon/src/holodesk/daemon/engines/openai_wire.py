@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from enum import StrEnum
 from typing import Any
 
@@ -19,10 +21,13 @@ from holodesk.daemon.engines.base import (
     GenerationRequest,
     GenerationResult,
     ImagePart,
+    Sample,
     TextPart,
 )
 
 _SCHEMA_NAME = re.compile(r"[^A-Za-z0-9_-]+")
+# vLLM's server writes tokens this way when asked `return_tokens_as_token_ids`.
+_TOKEN_ID = re.compile(r"token_id:([0-9]+)")
 _ERROR_SNIPPET = 500
 
 
@@ -80,6 +85,11 @@ def chat_body(
     }
     if sampling.seed is not None:
         body["seed"] = sampling.seed
+    # Only when asked, so a request for one plain answer stays what every server takes.
+    if request.n > 1:
+        body["n"] = request.n
+    if request.logprobs:
+        body["logprobs"] = True
     schema = request.json_schema
     if schema is not None and structured is StructuredOutput.RESPONSE_FORMAT:
         body["response_format"] = {
@@ -110,23 +120,77 @@ def _usage_count(usage: Any, key: str) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def parse_completion(payload: Any) -> GenerationResult:
-    """The first choice's text and the token counts of a chat.completion object."""
+def parse_completion(payload: Any, *, logprobs: bool = False) -> GenerationResult:
+    """Every choice (in `index` order) and the token counts of a chat.completion object.
+
+    With `logprobs`, each choice's `logprobs.content[].logprob` becomes its token
+    log-probabilities. OpenAI's API gives no token ids: they stay empty, unless a
+    vLLM server writes its tokens as "token_id:N" (`return_tokens_as_token_ids`).
+    """
     choices = payload.get("choices") if isinstance(payload, dict) else None
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+    if (
+        not isinstance(choices, list)
+        or not choices
+        or not all(isinstance(c, dict) for c in choices)
+    ):
         raise EngineError(f"the answer has no choices: {snippet(payload)}")
-    message = choices[0].get("message")
+    ordered = sorted(
+        choices, key=lambda c: c.get("index", 0) if isinstance(c.get("index"), int) else 0
+    )
+    samples = tuple(_sample(choice, logprobs) for choice in ordered)
+    usage = payload.get("usage")
+    completion_tokens = _usage_count(usage, "completion_tokens")
+    if len(samples) == 1 and not samples[0].completion_tokens:
+        samples = (replace(samples[0], completion_tokens=completion_tokens),)
+    return GenerationResult(
+        text=samples[0].text,
+        prompt_tokens=_usage_count(usage, "prompt_tokens"),
+        # The whole answer's count (all choices), as the server reports it.
+        completion_tokens=completion_tokens,
+        samples=samples,
+    )
+
+
+def _sample(choice: dict[str, Any], logprobs: bool) -> Sample:
+    message = choice.get("message")
     content = message.get("content") if isinstance(message, dict) else None
     if not isinstance(content, str):
         refusal = message.get("refusal") if isinstance(message, dict) else None
         why = f"the model refused: {refusal}" if refusal else "the answer has no text content"
-        raise EngineError(f"{why}: {snippet(choices[0])}")
-    usage = payload.get("usage")
-    return GenerationResult(
-        text=content,
-        prompt_tokens=_usage_count(usage, "prompt_tokens"),
-        completion_tokens=_usage_count(usage, "completion_tokens"),
+        raise EngineError(f"{why}: {snippet(choice)}")
+    finish = choice.get("finish_reason")
+    finish_reason = finish if isinstance(finish, str) else None
+    if not logprobs:
+        return Sample(content, finish_reason=finish_reason)
+    tokens = _token_logprobs(choice)
+    values = tuple(logprob for _, logprob in tokens)
+    ids = tuple(_TOKEN_ID.fullmatch(token) for token, _ in tokens)
+    token_ids = tuple(int(m.group(1)) for m in ids if m) if all(ids) else ()
+    return Sample(
+        content,
+        completion_tokens=len(values),
+        token_ids=token_ids,
+        token_logprobs=values,
+        cumulative_logprob=math.fsum(values),
+        finish_reason=finish_reason,
     )
+
+
+def _token_logprobs(choice: dict[str, Any]) -> list[tuple[str, float]]:
+    """(token, logprob) of choices[].logprobs.content[]; EngineError if asked and absent."""
+    block = choice.get("logprobs")
+    content = block.get("content") if isinstance(block, dict) else None
+    if not isinstance(content, list):
+        raise EngineError(f"logprobs were asked for, the answer has none: {snippet(choice)}")
+    tokens: list[tuple[str, float]] = []
+    for entry in content:
+        value = entry.get("logprob") if isinstance(entry, dict) else None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise EngineError(f"a token without a logprob in the answer: {snippet(entry)}")
+        token = entry.get("token")
+        # -9999.0 is OpenAI's stand-in for -inf; a float is what the contract carries.
+        tokens.append((token if isinstance(token, str) else "", float(value)))
+    return tokens
 
 
 def error_message(text: str) -> str:

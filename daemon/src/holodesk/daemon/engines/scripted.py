@@ -7,6 +7,11 @@ script from its start (sessions are told apart by the request id prefix that
 ModelPolicy writes: "<session_id>/<step>/<attempt>"). When a session's script
 runs out, the engine answers `exhausted_output`: a Holo-format fail action
 unless told otherwise.
+
+An output may also be a list of candidates: a request for n completions gets
+candidates[0..n-1], repeating the list when it is shorter (a plain string is a
+list of one). With logprobs asked for, each completion's tokens are its UTF-8
+bytes, each with log-probability 0.0: a script emits its text with certainty.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from collections import OrderedDict, deque
 from collections.abc import Sequence
 from pathlib import Path
 
-from holodesk.daemon.engines.base import EngineError, GenerationRequest, GenerationResult
+from holodesk.daemon.engines.base import EngineError, GenerationRequest, GenerationResult, Sample
 
 HOLO_EXHAUSTED = json.dumps(
     {
@@ -29,8 +34,12 @@ HOLO_EXHAUSTED = json.dumps(
 _MAX_TRACKED_SESSIONS = 10_000
 
 
+# One scripted step: an output, or the candidates of a step sampled n times.
+ScriptEntry = str | Sequence[str]
+
+
 class ScriptError(ValueError):
-    """A script file that is not a JSON list of strings."""
+    """A script file that is not a JSON list of strings (or lists of strings)."""
 
 
 def session_key(request_id: str) -> str:
@@ -42,12 +51,13 @@ class ScriptedEngine:
 
     def __init__(
         self,
-        outputs: Sequence[str],
+        outputs: Sequence[ScriptEntry],
         *,
         per_session: bool = True,
         exhausted_output: str = HOLO_EXHAUSTED,
     ) -> None:
-        self.outputs = tuple(outputs)
+        self.outputs = tuple(e if isinstance(e, str) else tuple(e) for e in outputs)
+        self._script = tuple(_candidates(entry) for entry in outputs)
         self.per_session = per_session
         self.exhausted_output = exhausted_output
         self._positions: OrderedDict[str, int] = OrderedDict()
@@ -62,8 +72,11 @@ class ScriptedEngine:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise ScriptError(f"cannot read script {path}: {exc}") from exc
-        if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
-            raise ScriptError(f"{path}: a script is a JSON list of strings, each one model output")
+        if not isinstance(data, list) or not all(_is_entry(x) for x in data):
+            raise ScriptError(
+                f"{path}: a script is a JSON list of strings, each one model output "
+                "(or a non-empty list of strings: the candidates of one step)"
+            )
         return cls(data, **kwargs)  # type: ignore[arg-type]
 
     async def start(self) -> None:
@@ -79,12 +92,42 @@ class ScriptedEngine:
         while len(self._positions) > _MAX_TRACKED_SESSIONS:
             self._positions.popitem(last=False)
         await asyncio.sleep(0)  # an engine yields to the loop like a real one would
-        if position < len(self.outputs):
-            return GenerationResult(text=self.outputs[position])
-        return GenerationResult(text=self.exhausted_output)
+        script = self._script
+        entry = script[position] if position < len(script) else (self.exhausted_output,)
+        texts = [entry[i % len(entry)] for i in range(request.n)]
+        return GenerationResult.of(tuple(_sample(t, request.logprobs) for t in texts))
 
     async def abort(self, request_id: str) -> None:
         self.aborted.append(request_id)
 
     async def close(self) -> None:
         return None
+
+
+def _is_entry(value: object) -> bool:
+    if isinstance(value, str):
+        return True
+    return isinstance(value, list) and bool(value) and all(isinstance(x, str) for x in value)
+
+
+def _candidates(entry: ScriptEntry) -> tuple[str, ...]:
+    if isinstance(entry, str):
+        return (entry,)
+    candidates = tuple(entry)
+    if not candidates or not all(isinstance(x, str) for x in candidates):
+        raise ScriptError("a script entry is a string or a non-empty list of strings")
+    return candidates
+
+
+def _sample(text: str, logprobs: bool) -> Sample:
+    tokens = tuple(text.encode("utf-8"))
+    if not logprobs:
+        return Sample(text, completion_tokens=len(tokens), finish_reason="stop")
+    return Sample(
+        text,
+        completion_tokens=len(tokens),
+        token_ids=tokens,
+        token_logprobs=(0.0,) * len(tokens),
+        cumulative_logprob=0.0,
+        finish_reason="stop",
+    )

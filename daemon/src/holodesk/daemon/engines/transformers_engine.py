@@ -15,7 +15,11 @@ serves many sessions.
   exact, and batching is what the vllm engine is for.
 - Sampling: greedy when temperature is 0, else sampling with temperature and
   top_p, seeded with the request's seed (torch's global generator, safe
-  because one generation runs at a time).
+  because one generation runs at a time). n completions are one generate()
+  call with num_return_sequences=n.
+- Logprobs: each generated token's log-probability under the model's raw
+  distribution (log-softmax of its logits, before temperature and top_p), as
+  vLLM's default logprobs_mode gives them.
 - abort(request_id), or cancelling the task awaiting generate(), sets a flag
   that a StoppingCriteria reads after every token: the generation stops at the
   next token; a queued request never starts. generate() then raises
@@ -34,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import math
 import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -43,6 +48,7 @@ from holodesk.daemon.engines.base import (
     EngineError,
     GenerationRequest,
     GenerationResult,
+    Sample,
 )
 from holodesk.daemon.engines.chat import template_chat
 from holodesk.daemon.engines.transformers_loading import LoadedModel, import_stack, load
@@ -174,13 +180,17 @@ def _generate(
         "stopping_criteria": transformers.StoppingCriteriaList(
             [_abort_criteria(transformers, flag)]
         ),
+        "num_return_sequences": request.n,
+        "return_dict_in_generate": True,
+        "output_logits": request.logprobs,
     }
     pad = loaded.tokenizer.pad_token_id
     options["pad_token_id"] = pad if pad is not None else loaded.tokenizer.eos_token_id
     if sampling.temperature > 0:
         options.update(do_sample=True, temperature=sampling.temperature, top_p=sampling.top_p)
         if sampling.seed is not None:
-            transformers.set_seed(sampling.seed)
+            # set_seed also seeds numpy, which takes 32 bits.
+            transformers.set_seed(sampling.seed % 2**32)
     else:
         # Explicitly greedy, whatever sampling defaults the checkpoint's generation config has.
         options.update(do_sample=False, temperature=None, top_p=None, top_k=None)
@@ -191,10 +201,46 @@ def _generate(
         raise EngineError(f"transformers generate() failed: {type(exc).__name__}: {exc}") from exc
     if flag.is_set():
         raise _AbortedError
-    sequence = output.sequences[0] if hasattr(output, "sequences") else output[0]
-    new_tokens = sequence[prompt_tokens:]
-    text = loaded.tokenizer.decode(new_tokens, skip_special_tokens=True)
-    return GenerationResult(str(text), prompt_tokens, int(new_tokens.shape[0]))
+    new_tokens = output.sequences[:, prompt_tokens:]
+    scores = None
+    if request.logprobs:
+        with torch.inference_mode():
+            scores = loaded.model.compute_transition_scores(
+                output.sequences, output.logits, normalize_logits=True
+            )
+    stops = _stop_ids(loaded)
+    samples = []
+    for row in range(new_tokens.shape[0]):
+        ids = [int(t) for t in new_tokens[row].tolist()]
+        # Finished sequences are padded up to the longest: cut after their end token.
+        length = next((i + 1 for i, t in enumerate(ids) if t in stops), len(ids))
+        ids = ids[:length]
+        text = str(loaded.tokenizer.decode(ids, skip_special_tokens=True))
+        if scores is None:
+            samples.append(Sample(text, length))
+            continue
+        values = tuple(float(v) for v in scores[row, :length].tolist())
+        samples.append(
+            Sample(
+                text,
+                length,
+                token_ids=tuple(ids),
+                token_logprobs=values,
+                cumulative_logprob=math.fsum(values),
+            )
+        )
+    return GenerationResult.of(tuple(samples), prompt_tokens)
+
+
+def _stop_ids(loaded: LoadedModel) -> frozenset[int]:
+    """The ids that end a sequence: the generation config's eos ids, else the tokenizer's."""
+    config = getattr(loaded.model, "generation_config", None)
+    eos = getattr(config, "eos_token_id", None)
+    if eos is None:
+        eos = loaded.tokenizer.eos_token_id
+    if eos is None:
+        return frozenset()
+    return frozenset(eos if isinstance(eos, list | tuple) else [eos])
 
 
 def _inputs(loaded: LoadedModel, request: GenerationRequest) -> Any:

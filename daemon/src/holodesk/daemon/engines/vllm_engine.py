@@ -4,8 +4,12 @@ Every session step is one vLLM request, so vLLM's continuous batching serves all
 sessions of the daemon together. The prompt is the model's own chat template
 applied to the dialect's messages; images go in as `multi_modal_data`; the
 dialect's JSON schema becomes vLLM's structured-output constraint; output is
-streamed (deltas) and joined. `abort(request_id)`, or cancelling the task that
-awaits `generate()`, stops the request inside vLLM.
+streamed (deltas) and joined. A request for n completions is one vLLM request
+with `n` (vLLM seeds its i-th sample with seed + i); with logprobs it asks
+`logprobs=0`, which gives each sampled token's own log-probability (under the
+model's raw distribution by default: vLLM's `logprobs_mode` engine arg chooses).
+`abort(request_id)`, or cancelling the task that awaits `generate()`, stops the
+request inside vLLM.
 
 Engine arguments are passed through untouched to `AsyncEngineArgs` (tensor and
 data parallel size, max_num_seqs, max_model_len, gpu_memory_utilization,
@@ -23,9 +27,10 @@ import asyncio
 import contextlib
 import io
 import logging
+import math
 from collections import deque
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
 
@@ -37,6 +42,7 @@ from holodesk.daemon.engines.base import (
     GenerationRequest,
     GenerationResult,
     ImagePart,
+    Sample,
     TextPart,
 )
 from holodesk.daemon.engines.vllm_args import check_engine_args, engine_arg_names
@@ -51,12 +57,47 @@ INSTALL_HINT = (
 
 @dataclass(frozen=True)
 class Delta:
-    """One streamed piece of a completion."""
+    """One streamed piece of a completion (`index`: which of the request's n)."""
 
     text: str
     token_count: int
     prompt_tokens: int | None = None
     finish_reason: str | None = None
+    index: int = 0
+    # The piece's token ids, and their log-probabilities when the request asked.
+    token_ids: tuple[int, ...] = ()
+    token_logprobs: tuple[float, ...] = ()
+
+
+@dataclass
+class _Joined:
+    """A completion's deltas, joined."""
+
+    pieces: list[str] = field(default_factory=list)
+    token_ids: list[int] = field(default_factory=list)
+    token_logprobs: list[float] = field(default_factory=list)
+    tokens: int = 0
+    finish_reason: str | None = None
+
+    def add(self, delta: Delta) -> None:
+        self.pieces.append(delta.text)
+        self.tokens += delta.token_count
+        self.token_ids.extend(delta.token_ids)
+        self.token_logprobs.extend(delta.token_logprobs)
+        self.finish_reason = delta.finish_reason or self.finish_reason
+
+    def sample(self, logprobs: bool) -> Sample:
+        text = "".join(self.pieces)
+        if not logprobs:
+            return Sample(text, self.tokens, finish_reason=self.finish_reason)
+        return Sample(
+            text,
+            self.tokens,
+            token_ids=tuple(self.token_ids),
+            token_logprobs=tuple(self.token_logprobs),
+            cumulative_logprob=math.fsum(self.token_logprobs),
+            finish_reason=self.finish_reason,
+        )
 
 
 @dataclass(frozen=True)
@@ -157,18 +198,17 @@ class VllmEngine:
         return llm, llm.get_tokenizer()
 
     async def generate(self, request: GenerationRequest) -> GenerationResult:
-        pieces: list[str] = []
-        prompt_tokens = completion_tokens = 0
-        finish: str | None = None
+        joined = [_Joined() for _ in range(request.n)]
+        prompt_tokens = 0
         async for delta in self.stream(request):
-            pieces.append(delta.text)
-            completion_tokens += delta.token_count
+            if not 0 <= delta.index < request.n:
+                raise EngineError(f"vLLM answered completion {delta.index} of {request.n}")
+            joined[delta.index].add(delta)
             if delta.prompt_tokens is not None:
                 prompt_tokens = delta.prompt_tokens
-            finish = delta.finish_reason or finish
-        if finish == "abort":
+        if any(j.finish_reason == "abort" for j in joined):
             raise EngineError(f"request {request.request_id} was aborted")
-        return GenerationResult("".join(pieces), prompt_tokens, completion_tokens)
+        return GenerationResult.of(tuple(j.sample(request.logprobs) for j in joined), prompt_tokens)
 
     async def stream(self, request: GenerationRequest) -> AsyncIterator[Delta]:
         """The completion as it is decoded; cancelling the consumer aborts the request."""
@@ -191,15 +231,23 @@ class VllmEngine:
         self._inflight.add(request.request_id)
         try:
             async for output in outputs:
-                completion = output.outputs[0] if output.outputs else None
-                yield Delta(
-                    text=completion.text if completion else "",
-                    token_count=len(completion.token_ids) if completion else 0,
-                    prompt_tokens=(
-                        len(output.prompt_token_ids) if output.prompt_token_ids else None
-                    ),
-                    finish_reason=completion.finish_reason if completion else None,
-                )
+                prompt_tokens = len(output.prompt_token_ids) if output.prompt_token_ids else None
+                if not output.outputs:
+                    yield Delta("", 0, prompt_tokens)
+                # With n > 1, each output carries the samples that advanced.
+                for completion in output.outputs:
+                    ids = tuple(int(t) for t in completion.token_ids)
+                    yield Delta(
+                        text=completion.text,
+                        token_count=len(ids),
+                        prompt_tokens=prompt_tokens,
+                        finish_reason=completion.finish_reason,
+                        index=completion.index,
+                        token_ids=ids,
+                        token_logprobs=(
+                            _sampled_logprobs(ids, completion.logprobs) if request.logprobs else ()
+                        ),
+                    )
         except (asyncio.CancelledError, GeneratorExit):
             # vLLM's generator aborted the request on its way out.
             self.aborted.append(request.request_id)
@@ -263,10 +311,13 @@ class VllmEngine:
             else None
         )
         return SamplingParams(
+            n=request.n,
             max_tokens=sampling.max_tokens,
             temperature=sampling.temperature,
             top_p=sampling.top_p,
             seed=sampling.seed,
+            # 0: no alternatives, only each sampled token's own log-probability.
+            logprobs=0 if request.logprobs else None,
             structured_outputs=structured,
             output_kind=RequestOutputKind.DELTA,
         )
@@ -275,6 +326,22 @@ class VllmEngine:
 def _shutdown_when_built(build: asyncio.Future[tuple[Any, Any]]) -> None:
     if not build.cancelled() and build.exception() is None:
         build.result()[0].shutdown()
+
+
+def _sampled_logprobs(token_ids: tuple[int, ...], logprobs: Any) -> tuple[float, ...]:
+    """Each sampled token's log-probability, from vLLM's per-position {token id: Logprob}."""
+    if logprobs is None:
+        raise EngineError("vLLM returned no logprobs, though the request asked for them")
+    positions = list(logprobs)
+    if len(positions) != len(token_ids):
+        raise EngineError(f"vLLM returned logprobs for {len(positions)} of {len(token_ids)} tokens")
+    values: list[float] = []
+    for token, position in zip(token_ids, positions, strict=True):
+        entry = position.get(token) if position is not None else None
+        if entry is None:
+            raise EngineError(f"vLLM returned no logprob for sampled token {token}")
+        values.append(float(entry.logprob))
+    return tuple(values)
 
 
 def _decode(part: ImagePart) -> Image.Image:

@@ -8,28 +8,87 @@ session ends cleanly as FAILED with the reason naming the parse error.
 
 Request ids are "<session_id>/<step>/<attempt>" ("locate-<id>-<n>/1/0" for Locate):
 the part before the first "/" names the conversation.
+
+Per-session sampling (StepContext.sampling) overrides the dialect's defaults.
+Each model call samples `candidates` completions; the step acts on the first
+that parses, and only when none does is the call repeated with the repair hint
+(about the first candidate). Every candidate of every call goes into the
+decision's StepGeneration, `candidates` per call, in order. A session's seed
+gives each call its own seed, derived from (seed, step, attempt): the same seed
+repeats a session's sampling, and no two steps reuse the same random draws.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
+import time
 import uuid
+from dataclasses import dataclass, replace
+from typing import Any
 
 from holodesk.daemon.actions import Fail
 from holodesk.daemon.dialects import Dialect, DialectParseError
+from holodesk.daemon.dialects.base import ParsedStep
 from holodesk.daemon.engines.base import (
     ChatMessage,
     Engine,
     EngineError,
     GenerationRequest,
+    GenerationResult,
     ImagePart,
+    Sample,
+    SamplingParams,
 )
 from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
+from holodesk.daemon.generation import Candidate, SessionSampling, StepGeneration
 from holodesk.daemon.geometry import Size
 from holodesk.daemon.policies.base import Decision, Location, StepContext
 
 log = logging.getLogger(__name__)
+
+# Several candidates at the dialect's greedy default would be n identical texts.
+CANDIDATES_TEMPERATURE = 1.0
+
+
+@dataclass(frozen=True)
+class StepSampling:
+    """How one step samples: the dialect's defaults, overridden by the session's."""
+
+    params: SamplingParams
+    n: int = 1
+    logprobs: bool = False
+    # The session's seed, from which each call's seed is derived.
+    seed: int | None = None
+
+    @classmethod
+    def of(cls, defaults: SamplingParams, session: SessionSampling | None) -> StepSampling:
+        if session is None:
+            return cls(defaults)
+        n = max(1, session.candidates)
+        temperature = defaults.temperature if session.temperature is None else session.temperature
+        if n > 1 and session.temperature is None and temperature <= 0:
+            temperature = CANDIDATES_TEMPERATURE
+        params = SamplingParams(
+            max_tokens=session.max_tokens or defaults.max_tokens,
+            temperature=temperature,
+            top_p=defaults.top_p if session.top_p is None else session.top_p,
+            seed=defaults.seed,
+        )
+        return cls(params, n, session.logprobs, session.seed)
+
+    def for_call(self, step: int, attempt: int) -> SamplingParams:
+        if self.seed is None:
+            return self.params
+        return replace(self.params, seed=call_seed(self.seed, step, attempt))
+
+
+def call_seed(seed: int, step: int, attempt: int) -> int:
+    """A seed per model call, 31 bits: every engine takes it (numpy wants 32 bits, and
+    vLLM seeds the i-th of n samples with seed + i)."""
+    digest = hashlib.blake2b(f"{seed}/{step}/{attempt}".encode(), digest_size=4).digest()
+    return int.from_bytes(digest, "big") >> 1
 
 
 class ModelPolicy:
@@ -72,34 +131,57 @@ class ModelPolicy:
         geometry = self.dialect.geometry(context.frame.size)
         images = await asyncio.to_thread(self._model_images, context.frames)
         messages = self.dialect.step_messages(context, images)
+        sampling = StepSampling.of(self.dialect.sampling(), context.sampling)
+        record = _Record(messages)
         attempts = 1 + self.parse_retries
         error: DialectParseError | None = None
         text = ""
         for attempt in range(attempts):
             request_id = f"{context.session_id}/{context.step}/{attempt}"
+            request = self._request(
+                request_id, messages, self.dialect.step_schema(), sampling, context.step, attempt
+            )
+            started = time.perf_counter()
             try:
-                text = await self._generate(context.session_id, request_id, messages, step=True)
+                result = await self._generate(context.session_id, request)
             except EngineError as exc:
                 log.warning("engine %s failed on %s: %s", self.engine.name, request_id, exc)
                 reason = f"engine {self.engine.name} failed: {exc}"
-                return Decision((Fail(reason),), attempts=attempt + 1)
-            try:
-                parsed = self.dialect.parse_step(text, geometry)
-            except DialectParseError as exc:
-                log.info("unusable output on %s: %s", request_id, exc.message)
-                error = exc
-                messages = self.dialect.repair_messages(messages, text, exc)
-                continue
-            return Decision(
-                actions=parsed.actions,
-                thought=parsed.thought,
-                note=parsed.note,
-                raw_output=text,
-                attempts=attempt + 1,
-            )
+                record.engine_seconds += time.perf_counter() - started
+                return Decision(
+                    (Fail(reason),), attempts=attempt + 1, generation=record.generation()
+                )
+            record.engine_seconds += time.perf_counter() - started
+            record.called(messages, result.prompt_tokens, result.completion_tokens)
+            first_error: DialectParseError | None = None
+            for sample in result.all_samples:
+                try:
+                    parsed = self.dialect.parse_step(sample.text, geometry)
+                except DialectParseError as exc:
+                    record.add(sample, exc.message)
+                    if first_error is None:
+                        text, first_error = sample.text, exc
+                    continue
+                record.add(sample, "", parsed)
+            if record.chosen is not None:
+                parsed, chosen = record.chosen
+                return Decision(
+                    actions=parsed.actions,
+                    thought=parsed.thought,
+                    note=parsed.note,
+                    raw_output=record.candidates[chosen].text,
+                    attempts=attempt + 1,
+                    generation=record.generation(),
+                )
+            assert first_error is not None
+            log.info("unusable output on %s: %s", request_id, first_error.message)
+            error = first_error
+            messages = self.dialect.repair_messages(messages, text, first_error)
         assert error is not None
         reason = f"model output unparseable after {attempts} attempt(s): {error.message}"
-        return Decision((Fail(reason),), raw_output=text, attempts=attempts)
+        return Decision(
+            (Fail(reason),), raw_output=text, attempts=attempts, generation=record.generation()
+        )
 
     async def locate(
         self, frame: EncodedFrame, descriptions: tuple[str, ...]
@@ -112,7 +194,13 @@ class ModelPolicy:
             messages = self.dialect.locate_messages(image, description)
             # Each description is its own conversation: "<batch>-<n>/1/0".
             request_id = f"{batch}-{index}/1/0"
-            text = await self._generate(request_id, request_id, messages, step=False)
+            request = GenerationRequest(
+                request_id=request_id,
+                messages=messages,
+                sampling=self.dialect.sampling(),
+                json_schema=self.dialect.location_schema(),
+            )
+            text = (await self._generate(request_id, request)).text
             try:
                 target = self.dialect.parse_location(text, geometry)
             except DialectParseError:
@@ -136,20 +224,72 @@ class ModelPolicy:
     def _model_images(self, frames: tuple[EncodedFrame, ...]) -> tuple[ImagePart, ...]:
         return tuple(self.dialect.model_image(f) for f in frames)
 
-    async def _generate(
-        self, owner: str, request_id: str, messages: tuple[ChatMessage, ...], *, step: bool
-    ) -> str:
-        schema = self.dialect.step_schema() if step else self.dialect.location_schema()
-        request = GenerationRequest(
+    @staticmethod
+    def _request(
+        request_id: str,
+        messages: tuple[ChatMessage, ...],
+        schema: dict[str, Any] | None,
+        sampling: StepSampling,
+        step: int,
+        attempt: int,
+    ) -> GenerationRequest:
+        return GenerationRequest(
             request_id=request_id,
             messages=messages,
-            sampling=self.dialect.sampling(),
+            sampling=sampling.for_call(step, attempt),
             json_schema=schema,
+            n=sampling.n,
+            logprobs=sampling.logprobs,
         )
+
+    async def _generate(self, owner: str, request: GenerationRequest) -> GenerationResult:
+        request_id = request.request_id
         self._inflight[owner] = request_id
         try:
-            result = await self.engine.generate(request)
+            return await self.engine.generate(request)
         finally:
             if self._inflight.get(owner) == request_id:
                 del self._inflight[owner]
-        return result.text
+
+
+class _Record:
+    """A step's StepGeneration as it accumulates over its model calls."""
+
+    def __init__(self, messages: tuple[ChatMessage, ...]) -> None:
+        self.messages = messages
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.engine_seconds = 0.0
+        self.candidates: list[Candidate] = []
+        self.chosen: tuple[ParsedStep, int] | None = None
+
+    def called(
+        self, messages: tuple[ChatMessage, ...], prompt_tokens: int, completion_tokens: int
+    ) -> None:
+        # The latest call's prompt: a repair prompt extends the one before it.
+        self.messages = messages
+        self.prompt_tokens = prompt_tokens
+        self.completion_tokens += completion_tokens
+
+    def add(self, sample: Sample, parse_error: str, parsed: ParsedStep | None = None) -> None:
+        if parsed is not None and self.chosen is None:
+            self.chosen = (parsed, len(self.candidates))
+        self.candidates.append(
+            Candidate(
+                text=sample.text,
+                token_ids=sample.token_ids,
+                token_logprobs=sample.token_logprobs,
+                cumulative_logprob=sample.cumulative_logprob,
+                parse_error=parse_error,
+            )
+        )
+
+    def generation(self) -> StepGeneration:
+        return StepGeneration(
+            messages=self.messages,
+            candidates=tuple(self.candidates),
+            chosen=None if self.chosen is None else self.chosen[1],
+            prompt_tokens=self.prompt_tokens,
+            engine_seconds=self.engine_seconds,
+            completion_tokens=self.completion_tokens,
+        )

@@ -13,7 +13,12 @@ from holodesk.platform.base import Backend
 from holodesk.platform.errors import BackendUnavailableError
 from holodesk.platform.macos.api import QuartzApi
 from holodesk.platform.macos.input import MAX_TEXT_UNITS, QuartzInput
-from holodesk.platform.macos.permissions import HostProcess, permission_problems
+from holodesk.platform.macos.permissions import (
+    SCREEN_RECORDING_PANE,
+    HostProcess,
+    permission_problems,
+    responsible_app,
+)
 from holodesk.platform.macos.screen import QuartzScreen
 
 # import name -> distribution, for the install hint
@@ -46,18 +51,31 @@ def create(
     """
     if api is None:
         api = _real_api()
+    process = host or HostProcess.current(sys.executable)
     screen_ok, trusted = api.screen_capture_allowed(), api.accessibility_trusted()
-    problems = permission_problems(screen_ok, trusted, host or HostProcess.current(sys.executable))
+    problems = permission_problems(screen_ok, trusted, process)
     if problems:
         if prompt:
             api.request_access(screen_capture=not screen_ok, accessibility=not trusted)
         api.close()
         raise BackendUnavailableError(problems, backend="quartz")
+
+    def permissions() -> list[tuple[str, str]]:
+        return permission_problems(
+            api.screen_capture_allowed(), api.accessibility_trusted(), process
+        )
+
     return Backend(
         name="quartz",
         os="darwin",
         screen=QuartzScreen(api),
         input=QuartzInput(api, text_chunk_units=text_chunk_units),
+        permission_check=permissions,
+        # Without Screen Recording, macOS hands out the wallpaper or black, not an error.
+        blank_capture_fix=(
+            f"grant Screen Recording to {responsible_app(process).label} in "
+            f"{SCREEN_RECORDING_PANE}, then restart it"
+        ),
     )
 
 

@@ -21,6 +21,10 @@ OTHER_MOUSE_DRAGGED = 27
 BUTTON_LEFT = 0
 BUTTON_RIGHT = 1
 BUTTON_CENTER = 2
+# Not named by CGMouseButton, but "other" buttons carry any number 0-31, and 3 and 4
+# are the side buttons: what AppKit reports as buttonNumber 3/4, back and forward.
+BUTTON_BACK = 3
+BUTTON_FORWARD = 4
 
 # CGEventField
 MOUSE_EVENT_CLICK_STATE = 1  # kCGMouseEventClickState

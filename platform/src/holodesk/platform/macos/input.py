@@ -31,12 +31,16 @@ _BUTTONS: dict[MouseButton, int] = {
     MouseButton.LEFT: cg.BUTTON_LEFT,
     MouseButton.RIGHT: cg.BUTTON_RIGHT,
     MouseButton.MIDDLE: cg.BUTTON_CENTER,
+    MouseButton.BACK: cg.BUTTON_BACK,
+    MouseButton.FORWARD: cg.BUTTON_FORWARD,
 }
 # button -> (down, up, dragged) event types
 _TYPES: dict[int, tuple[int, int, int]] = {
     cg.BUTTON_LEFT: (cg.LEFT_MOUSE_DOWN, cg.LEFT_MOUSE_UP, cg.LEFT_MOUSE_DRAGGED),
     cg.BUTTON_RIGHT: (cg.RIGHT_MOUSE_DOWN, cg.RIGHT_MOUSE_UP, cg.RIGHT_MOUSE_DRAGGED),
     cg.BUTTON_CENTER: (cg.OTHER_MOUSE_DOWN, cg.OTHER_MOUSE_UP, cg.OTHER_MOUSE_DRAGGED),
+    cg.BUTTON_BACK: (cg.OTHER_MOUSE_DOWN, cg.OTHER_MOUSE_UP, cg.OTHER_MOUSE_DRAGGED),
+    cg.BUTTON_FORWARD: (cg.OTHER_MOUSE_DOWN, cg.OTHER_MOUSE_UP, cg.OTHER_MOUSE_DRAGGED),
 }
 
 

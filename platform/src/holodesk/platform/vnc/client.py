@@ -76,6 +76,7 @@ PSEUDO_ENCODINGS: tuple[Encoding, ...] = (
     Encoding.DESKTOP_NAME,
     Encoding.CURSOR,
     Encoding.QEMU_EXTENDED_KEY_EVENT,
+    Encoding.EXTENDED_MOUSE_BUTTONS,
 )
 _RECV_CHUNK = 1 << 20
 _MANY_RECTS = 0xFFFF  # with LastRect: "count unknown, read until a LastRect"
@@ -111,6 +112,9 @@ class ServerInfo:
     # It acknowledged QEMU's extended key events: TigerVNC and its kin do, and
     # QEMU; libvncserver (x11vnc) does not. Tells server families apart.
     qemu_key_events: bool = False
+    # It acknowledged ExtendedMouseButtons: pointer events may carry buttons 8
+    # and 9 (back, forward). TigerVNC 1.15 and later do.
+    extended_mouse_buttons: bool = False
 
     @property
     def address(self) -> str:
@@ -277,7 +281,8 @@ class RfbClient:
 
     # -- input ---------------------------------------------------------------------------------
     def pointer(self, x: int, y: int, buttons: int) -> None:
-        self._send(pointer_event(x, y, buttons))
+        """A pointer event; `buttons` has bit n set for X button n+1 held (1-9)."""
+        self._send(pointer_event(x, y, buttons, self.info.extended_mouse_buttons))
 
     def keys(self, events: Iterable[tuple[int, bool]]) -> None:
         """Key events (keysym, down), sent in one write."""
@@ -520,6 +525,11 @@ class RfbClient:
             with self._cond:
                 assert self._info is not None
                 self._info = replace(self._info, qemu_key_events=True)
+            return False
+        elif encoding == Encoding.EXTENDED_MOUSE_BUTTONS:
+            with self._cond:
+                assert self._info is not None
+                self._info = replace(self._info, extended_mouse_buttons=True)
             return False
         elif encoding == Encoding.DESKTOP_NAME:
             name = self._read_string()

@@ -10,7 +10,7 @@ from typing import TypeVar
 
 from holodesk.platform.base import InputDriver, MouseButton
 from holodesk.platform.errors import InputError
-from holodesk.platform.vnc.client import RfbClient
+from holodesk.platform.vnc.client import RfbClient, ServerInfo
 from holodesk.platform.vnc.connection import VncLink
 from holodesk.platform.vnc.keys import (
     BOOK,
@@ -25,12 +25,19 @@ from holodesk.platform.vnc.keys import (
 
 T = TypeVar("T")
 
-# RFB's button mask: bit n is X button n+1; wheel notches are clicks of 4-7.
+# RFB's button mask: bit n is X button n+1; wheel notches are clicks of 4-7, and
+# back and forward are buttons 8 and 9 (see protocol.pointer_event for 9).
 BUTTON_BITS: dict[MouseButton, int] = {
     MouseButton.LEFT: 1 << 0,
     MouseButton.MIDDLE: 1 << 1,
     MouseButton.RIGHT: 1 << 2,
+    MouseButton.BACK: 1 << 7,
+    MouseButton.FORWARD: 1 << 8,
 }
+_SIDE_BUTTON_FIX = (
+    "(fix: run TigerVNC 1.15 or later, which has ExtendedMouseButtons; or press "
+    "alt+left / alt+right, a browser's keys for back and forward)"
+)
 WHEEL_UP, WHEEL_DOWN, WHEEL_LEFT, WHEEL_RIGHT = (1 << 3, 1 << 4, 1 << 5, 1 << 6)
 SHIFT = NAMED_KEYSYMS["shift"]
 DEFAULT_SETTLE_S = 0.1  # after a character's first use on a server (see keys)
@@ -103,8 +110,16 @@ class VncInput(InputDriver):
         with self._lock:
             bit = BUTTON_BITS[button]
             mask = self._mask | bit if down else self._mask & ~bit
+            x, y = self._cursor
+
+            def send(client: RfbClient) -> None:
+                refusal = side_button_refusal(client.info, button) if down else None
+                if refusal is not None:
+                    raise InputError(f"{refusal} {_SIDE_BUTTON_FIX}")
+                client.pointer(x, y, mask)
+
             action = "pressing" if down else "releasing"
-            self._pointer(*self._cursor, mask, f"{action} the {button.value} button")
+            self._run(send, f"{action} the {button.value} button")
             self._mask = mask
 
     def _scroll(self, dx: int, dy: int) -> None:
@@ -160,6 +175,7 @@ class VncInput(InputDriver):
         self._pressed[key] = (keysym, add_shift)
 
     def type_text(self, text: str) -> None:
+        text = text.replace("\r\n", "\n")  # one line break, one Enter (as plan_text)
         keysyms = [keysym_for_char(char) for char in text]  # control characters raise here
         shift_held = "shift" in self._held_keys
         strokes = [
@@ -200,6 +216,35 @@ class VncInput(InputDriver):
 
     def _run(self, action: Callable[[RfbClient], T], what: str) -> T:
         return self._link.run(action, InputError, what)
+
+
+def side_button_refusal(server: ServerInfo, button: MouseButton) -> str | None:
+    """Why `server` cannot take `button`, or None when it can.
+
+    The RFB mask byte has room for buttons 1-8 only; 9 (forward) needs the
+    ExtendedMouseButtons pseudo-encoding. Button 8 (back) fits, but servers
+    that acknowledge QEMU key events without ExtendedMouseButtons are TigerVNC
+    before 1.15 (whose Xvnc drives 7 buttons) or QEMU (5): both drop it without
+    a word, so it is refused here rather than lost. Others (libvncserver's
+    x11vnc) get bit 7, as the RFB specification defines it.
+    """
+    if server.extended_mouse_buttons:
+        return None
+    if button is MouseButton.FORWARD:
+        return (
+            f"{server.describe()} cannot take the forward button (X button 9): RFB's "
+            "button mask is one byte, for buttons 1-8, and button 9 needs the "
+            "ExtendedMouseButtons pseudo-encoding (-316), which this server did not "
+            "acknowledge"
+        )
+    if button is MouseButton.BACK and server.qemu_key_events:
+        return (
+            f"{server.describe()} cannot take the back button (X button 8): it "
+            "acknowledged QEMU key events but not ExtendedMouseButtons (-316), so it is "
+            "TigerVNC older than 1.15 or QEMU, which drive buttons 1-7 only and would "
+            "drop it without a word"
+        )
+    return None
 
 
 def _capital(char: str) -> bool:

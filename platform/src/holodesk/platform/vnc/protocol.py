@@ -60,6 +60,7 @@ class Encoding(enum.IntEnum):
     QEMU_EXTENDED_KEY_EVENT = -258
     DESKTOP_NAME = -307
     EXTENDED_DESKTOP_SIZE = -308  # parsed if sent, never asked for (see client)
+    EXTENDED_MOUSE_BUTTONS = -316
 
 
 class ServerMessage(enum.IntEnum):
@@ -196,9 +197,29 @@ def key_event(keysym: int, down: bool) -> bytes:
     return struct.pack(">BB2xI", ClientMessage.KEY_EVENT, down, keysym)
 
 
-def pointer_event(x: int, y: int, mask: int) -> bytes:
-    if not 0 <= mask <= 0xFF:
-        raise ValueError(f"a button mask is 8 bits, not {mask:#x}")
+# Buttons 8 and 9 in a button mask (bit n is X button n+1).
+BUTTON_8, BUTTON_9 = 1 << 7, 1 << 8
+_LOW_BUTTONS = 0x7F
+EXTENDED_MARKER = 0x80
+
+
+def pointer_event(x: int, y: int, mask: int, extended: bool = False) -> bytes:
+    """A PointerEvent; `mask` holds X buttons 1-9, bit n for button n+1.
+
+    The plain message has one mask byte, so buttons 1-8. `extended`: the server
+    acknowledged the ExtendedMouseButtons pseudo-encoding (-316). Then bit 7 of
+    that byte is a marker instead of button 8, and when set, one more byte
+    follows with buttons 8 and 9 in its bits 0 and 1 (as TigerVNC 1.15's
+    CMsgWriter and SMsgReader have it). Only a mask holding button 8 or 9 takes
+    the longer form; the marker must be clear in every other one.
+    """
+    if not 0 <= mask <= _LOW_BUTTONS | BUTTON_8 | BUTTON_9:
+        raise ValueError(f"a button mask holds buttons 1-9, not {mask:#x}")
+    if extended and mask & (BUTTON_8 | BUTTON_9):
+        low = mask & _LOW_BUTTONS | EXTENDED_MARKER
+        return struct.pack(">BBHHB", ClientMessage.POINTER_EVENT, low, x, y, mask >> 7)
+    if mask & BUTTON_9:
+        raise ValueError("button 9 fits in a PointerEvent only with ExtendedMouseButtons")
     return struct.pack(">BBHH", ClientMessage.POINTER_EVENT, mask, x, y)
 
 

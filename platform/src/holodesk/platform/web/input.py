@@ -34,9 +34,16 @@ DOUBLE_CLICK_SLOP_CSS_PX = 4.0
 # ±100 deltaY pages see from most wheels. The page gets one wheel event per notch.
 WHEEL_NOTCH_PX = 100
 
-_BUTTON_NAMES = {MouseButton.LEFT: "left", MouseButton.RIGHT: "right", MouseButton.MIDDLE: "middle"}
-# MouseEvent.buttons bits
-_BUTTON_BITS = {MouseButton.LEFT: 1, MouseButton.RIGHT: 2, MouseButton.MIDDLE: 4}
+# Input.dispatchMouseEvent's button names: the contract's own.
+_BUTTON_NAMES = {button: button.value for button in MouseButton}
+# MouseEvent.buttons bits (the page sees back/forward as button 3/4, buttons 8/16)
+_BUTTON_BITS = {
+    MouseButton.LEFT: 1,
+    MouseButton.RIGHT: 2,
+    MouseButton.MIDDLE: 4,
+    MouseButton.BACK: 8,
+    MouseButton.FORWARD: 16,
+}
 _TEXT_BLOCKING = MODIFIER_BITS["ctrl"] | MODIFIER_BITS["alt"] | MODIFIER_BITS["meta"]
 
 

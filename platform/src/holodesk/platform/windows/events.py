@@ -21,7 +21,7 @@ MOVE_FLAGS = (
 
 
 class WinButton(enum.Enum):
-    """Windows' mouse buttons: the contract's three, plus the two side (X) buttons."""
+    """Windows' mouse buttons: left, right, middle and the two side (X) buttons."""
 
     LEFT = "left"
     RIGHT = "right"
@@ -43,6 +43,8 @@ CONTRACT_BUTTONS: dict[MouseButton, WinButton] = {
     MouseButton.LEFT: WinButton.LEFT,
     MouseButton.RIGHT: WinButton.RIGHT,
     MouseButton.MIDDLE: WinButton.MIDDLE,
+    MouseButton.BACK: WinButton.X1,
+    MouseButton.FORWARD: WinButton.X2,
 }
 
 

@@ -28,6 +28,9 @@ BUTTON_NUMBERS: dict[MouseButton, int] = {
     MouseButton.LEFT: 1,
     MouseButton.MIDDLE: 2,
     MouseButton.RIGHT: 3,
+    # Buttons 8 and 9 are back and forward by X convention (evdev BTN_SIDE/BTN_EXTRA).
+    MouseButton.BACK: 8,
+    MouseButton.FORWARD: 9,
 }
 # X11 has no wheel events: each notch is a click of button 4-7.
 WHEEL_UP, WHEEL_DOWN, WHEEL_LEFT, WHEEL_RIGHT = 4, 5, 6, 7
@@ -147,7 +150,8 @@ class X11Input(InputDriver):
             self._schedule_restore()
 
     def type_text(self, text: str) -> None:
-        keysyms = [keysym_for_char(char) for char in text]
+        # "\r\n" is one line break, one Enter, as in plan_text (the other backends).
+        keysyms = [keysym_for_char(char) for char in text.replace("\r\n", "\n")]
         with self._lock:
             self._keymap.refresh()
             # Caps Lock would invert letter case: switch it off around the text.

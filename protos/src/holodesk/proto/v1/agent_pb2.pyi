@@ -482,12 +482,19 @@ class SessionEnded(_message.Message):
     ANSWER_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     STEPS_FIELD_NUMBER: _builtins.int
+    GENERATION_FIELD_NUMBER: _builtins.int
     outcome: Global___SessionOutcome.ValueType
     answer: _builtins.str
     """The final answer, when the outcome is SUCCEEDED."""
     reason: _builtins.str
     """Why it ended, when it did not succeed."""
     steps: _builtins.int
+    @_builtins.property
+    def generation(self) -> Global___Generation:
+        """What the model generated for the step that ended the session when that step had
+        nothing for the client to execute (only done or fail), so no Actions carried it.
+        """
+
     def __init__(
         self,
         *,
@@ -495,10 +502,11 @@ class SessionEnded(_message.Message):
         answer: _builtins.str = ...,
         reason: _builtins.str = ...,
         steps: _builtins.int = ...,
+        generation: Global___Generation | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["generation", b"generation"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "outcome", b"outcome", "reason", b"reason", "steps", b"steps"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "generation", b"generation", "outcome", b"outcome", "reason", b"reason", "steps", b"steps"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,0 +1,228 @@
+"""`holodesk doctor`: can this machine run agents? Every finding with its fix.
+
+    holodesk doctor                                   # this desktop only
+    holodesk doctor --server gpu-host:50051 --ca-cert ca.pem --token-file ~/.holodesk/token
+
+Checks the display server, a capture (size, time, all black?), input (a pointer
+query; --check-input moves it 1 px and back), OS permissions, the
+emergency-stop hotkey, and, given a daemon, its TLS certificate, reachability
+and round trip, the credentials, and the clock. Exit status 0 when nothing
+failed (warnings allowed), 1 otherwise, 2 on bad usage. --json prints the
+findings as a JSON list for scripts and the tray app.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from holodesk.client.channel import (
+    ChannelError,
+    ChannelSettings,
+    check_settings,
+    host_of,
+    is_loopback,
+)
+from holodesk.client.cli import Command
+from holodesk.client.credentials import (
+    TOKEN_FILE_ENV,
+    CredentialsError,
+    read_token_file,
+    token_file_from_env,
+)
+from holodesk.client.doctor.daemon import (
+    AUTH,
+    DAEMON,
+    DaemonOptions,
+    check_daemon,
+)
+from holodesk.client.doctor.findings import Finding, Status, failed
+from holodesk.client.doctor.machine import MachineOptions, check_machine
+from holodesk.client.doctor.tls import TLS, WARN_DAYS, TlsOptions, check_tls
+from holodesk.client.exit_codes import ExitCode
+from holodesk.platform.safety.hotkeys import DEFAULT_EMERGENCY_STOP
+
+SERVER_ENV = "HOLODESK_SERVER"
+_STYLES = {Status.OK: "green", Status.WARN: "yellow", Status.FAIL: "bold red", Status.SKIP: "dim"}
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+    return value
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    machine = parser.add_argument_group("this machine")
+    machine.add_argument("--backend", help="platform backend (default: this OS's own)")
+    machine.add_argument(
+        "--check-input",
+        action="store_true",
+        help="also move the pointer 1 px and back (default: only query it, moving nothing)",
+    )
+    estop = machine.add_mutually_exclusive_group()
+    estop.add_argument(
+        "--estop-hotkey",
+        default=DEFAULT_EMERGENCY_STOP,
+        metavar="CHORD",
+        help="the emergency-stop chord to check (default: %(default)s)",
+    )
+    estop.add_argument("--no-estop", action="store_true", help="do not check the hotkey")
+
+    daemon = parser.add_argument_group("the daemon")
+    daemon.add_argument(
+        "--server",
+        default=os.environ.get(SERVER_ENV),
+        metavar="HOST:PORT|unix:PATH",
+        help=f"the daemon to check (default: ${SERVER_ENV}; none: daemon checks skipped)",
+    )
+    security = daemon.add_mutually_exclusive_group()
+    security.add_argument(
+        "--insecure",
+        dest="insecure",
+        action="store_const",
+        const=True,
+        help="plaintext gRPC (the default for loopback and unix: addresses)",
+    )
+    security.add_argument(
+        "--tls",
+        dest="insecure",
+        action="store_const",
+        const=False,
+        help="TLS even for a loopback address (the default for any other)",
+    )
+    daemon.add_argument("--ca-cert", type=Path, help="PEM roots to verify the daemon's TLS cert")
+    daemon.add_argument("--client-cert", type=Path, help="mTLS: this client's certificate (PEM)")
+    daemon.add_argument("--client-key", type=Path, help="mTLS: this client's private key (PEM)")
+    daemon.add_argument(
+        "--token-file",
+        type=Path,
+        default=token_file_from_env(),
+        help=f"file holding the bearer token (default: ${TOKEN_FILE_ENV})",
+    )
+    daemon.add_argument(
+        "--timeout",
+        type=_positive,
+        default=5.0,
+        metavar="SECONDS",
+        help="per call to the daemon (default: %(default)s)",
+    )
+    daemon.add_argument(
+        "--cert-warn-days",
+        type=_positive,
+        default=WARN_DAYS,
+        metavar="DAYS",
+        help="warn when the daemon's certificate expires sooner (default: %(default)g)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the findings as JSON")
+
+
+def _port(target: str) -> int:
+    tail = target.rsplit(":", 1)[-1] if ":" in target.rsplit("]", 1)[-1] else ""
+    return int(tail) if tail.isdigit() else 443  # gRPC's default for a bare host
+
+
+def _tls_finding(args: argparse.Namespace, insecure: bool) -> Finding:
+    target: str = args.server
+    if target.startswith(("unix:", "unix-abstract:")):
+        return Finding(TLS, Status.OK, "a Unix socket: guarded by its file permissions")
+    if insecure:
+        if is_loopback(target):
+            return Finding(TLS, Status.OK, "plaintext to a daemon on this machine")
+        return Finding(
+            TLS,
+            Status.WARN,
+            f"plaintext to {host_of(target)} (--insecure): anyone on the path can watch and "
+            "drive the session",
+            "give the daemon --tls-cert/--tls-key and drop --insecure",
+        )
+    options = TlsOptions(
+        host=host_of(target),
+        port=_port(target),
+        ca_cert=args.ca_cert,
+        client_cert=args.client_cert,
+        client_key=args.client_key,
+        timeout_s=args.timeout,
+        warn_days=args.cert_warn_days,
+    )
+    return check_tls(options)
+
+
+def check_remote(args: argparse.Namespace) -> list[Finding]:
+    """The TLS and daemon findings for `args` (all skipped without --server)."""
+    if not args.server:
+        reason = f"no daemon given (pass --server HOST:PORT or set ${SERVER_ENV})"
+        return [Finding(DAEMON, Status.SKIP, reason)]
+    try:
+        token = read_token_file(args.token_file) if args.token_file is not None else None
+    except CredentialsError as error:
+        fix = "point --token-file (or $HOLODESK_TOKEN_FILE) at the file holding the token"
+        return [Finding(AUTH, Status.FAIL, str(error), fix)]
+    settings = ChannelSettings(
+        insecure=args.insecure,
+        ca_cert=args.ca_cert,
+        client_cert=args.client_cert,
+        client_key=args.client_key,
+        token=token,
+    )
+    try:
+        insecure = check_settings(args.server, settings)
+    except ChannelError as error:
+        fix = "correct the connection flags (holodesk doctor --help)"
+        return [Finding(DAEMON, Status.FAIL, str(error), fix)]
+    tls = _tls_finding(args, insecure)
+    options = DaemonOptions(args.server, settings, timeout_s=args.timeout)
+    return [tls, *asyncio.run(check_daemon(options))]
+
+
+def render(findings: Sequence[Finding], console: Console) -> None:
+    table = Table(title="holodesk doctor", show_lines=True)
+    table.add_column("check", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("finding")
+    table.add_column("fix")
+    for finding in findings:
+        style = _STYLES[finding.status]
+        # Text, not markup: findings quote paths and errors, whose brackets are not markup.
+        table.add_row(
+            finding.check,
+            Text(finding.status.value, style=style),
+            Text(finding.detail),
+            Text(finding.fix),
+        )
+    console.print(table)
+
+
+def run(args: argparse.Namespace) -> int:
+    machine = MachineOptions(
+        backend=args.backend,
+        check_input=args.check_input,
+        hotkey=None if args.no_estop else args.estop_hotkey,
+    )
+    findings = [*check_machine(machine), *check_remote(args)]
+    if args.json:
+        print(json.dumps([f.as_dict() for f in findings], indent=2))
+    else:
+        render(findings, Console(file=sys.stdout, highlight=False))
+    return int(ExitCode.FAILED if failed(findings) else ExitCode.SUCCEEDED)
+
+
+COMMAND = Command(
+    name="doctor",
+    help="check this machine (display, capture, input, permissions) and the daemon",
+    configure=configure,
+    run=run,
+)

@@ -1,0 +1,151 @@
+"""`holodesk export RECORDINGS... --out DIR`: recordings -> an SFT dataset (JSONL or Parquet)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from holodesk.client.cli import Command
+from holodesk.client.exit_codes import ExitCode
+from holodesk.data.export import (
+    DATASET_FILES,
+    FORMATS,
+    ExportFilter,
+    ExportFormat,
+    export,
+)
+from holodesk.data.format import OUTCOMES, RecordingError
+from holodesk.data.stepview import LoadedRecording, find_recordings
+
+
+def _names(text: str) -> list[str]:
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"expected a comma-separated list, got {text!r}")
+    return names
+
+
+def _outcomes(text: str) -> list[str]:
+    names = _names(text)
+    unknown = [name for name in names if name not in OUTCOMES]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown outcome(s) {', '.join(unknown)}: choose from {', '.join(OUTCOMES)}"
+        )
+    return names
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "recordings",
+        nargs="+",
+        type=Path,
+        metavar="RECORDING",
+        help="recording directories, or folders of recordings (e.g. the daemon's --record-dir)",
+    )
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="jsonl",
+        help="jsonl: data.jsonl + images/; parquet: data.parquet with the images embedded "
+        "(needs holodesk-data[parquet]) (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--outcome",
+        type=_outcomes,
+        action="append",
+        metavar="OUTCOME[,OUTCOME...]",
+        help=f"keep only sessions that ended so ({', '.join(OUTCOMES)}; repeatable)",
+    )
+    parser.add_argument(
+        "--min-reward",
+        type=_number,
+        metavar="X",
+        help="keep only sessions whose reported reward is at least X",
+    )
+    parser.add_argument(
+        "--policy",
+        type=_names,
+        action="append",
+        metavar="NAME[,NAME...]",
+        help="keep only sessions of these daemon policies (repeatable)",
+    )
+    parser.add_argument(
+        "--dialect",
+        type=_names,
+        action="append",
+        metavar="NAME[,NAME...]",
+        help="keep only sessions of these prompt dialects (repeatable)",
+    )
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace an existing dataset file in DIR"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    export_format: ExportFormat = args.format
+    selection = ExportFilter(
+        outcomes=_flat(args.outcome),
+        min_reward=args.min_reward,
+        policies=_flat(args.policy),
+        dialects=_flat(args.dialect),
+    )
+    try:
+        paths = find_recordings(args.recordings)
+    except RecordingError as error:
+        return _usage(str(error))
+
+    def progress(recording: LoadedRecording, rows: int) -> None:
+        print(f"  {recording.recording_id}: {rows} row(s)", file=sys.stderr)
+
+    try:
+        summary = export(
+            paths,
+            args.out,
+            export_format,
+            selection,
+            overwrite=args.overwrite,
+            on_recording=progress,
+        )
+    except RecordingError as error:
+        print(f"holodesk export: error: {error}", file=sys.stderr)
+        return ExitCode.FAILED
+    for recording_id, why in summary.skipped:
+        print(f"  skipped {recording_id}: {why}", file=sys.stderr)
+    print(
+        f"{summary.rows} row(s) from {summary.recordings} of {len(paths)} recording(s), "
+        f"{summary.images} image(s) -> {summary.dataset}",
+        file=sys.stderr,
+    )
+    return ExitCode.SUCCEEDED
+
+
+def _flat(groups: list[list[str]] | None) -> frozenset[str]:
+    return frozenset(name for group in groups or [] for name in group)
+
+
+def _usage(message: str) -> int:
+    print(f"holodesk export: error: {message}", file=sys.stderr)
+    return ExitCode.USAGE
+
+
+COMMAND = Command(
+    name="export",
+    help="turn recordings into a training dataset (prompt/response pairs)",
+    description=(
+        "Write one row per recorded model step: the prompt as the engine got it and the "
+        f"chosen completion, as chat messages with images ({DATASET_FILES['jsonl']} + "
+        f"images/, or {DATASET_FILES['parquet']})."
+    ),
+    configure=configure,
+    run=run,
+)

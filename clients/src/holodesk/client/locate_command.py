@@ -1,0 +1,222 @@
+"""`holodesk locate`: batch grounding over a folder of screenshots, written as JSONL.
+
+    holodesk locate --server HOST:PORT --dir shots/ --descriptions things.txt --out found.jsonl
+    holodesk locate --server HOST:PORT --manifest images.jsonl --out found.jsonl -k 8
+
+See locate_batch.py for the output and how a second run resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+from holodesk.client.channel import ChannelError, ChannelSettings, check_settings, open_channel
+from holodesk.client.cli import Command
+from holodesk.client.credentials import (
+    TOKEN_FILE_ENV,
+    CredentialsError,
+    read_token_file,
+    token_file_from_env,
+)
+from holodesk.client.exit_codes import ExitCode
+from holodesk.client.locate import DEFAULT_BATCH
+from holodesk.client.locate_batch import (
+    DaemonError,
+    InputError,
+    Job,
+    Summary,
+    jobs_from_folder,
+    jobs_from_manifest,
+    read_descriptions,
+    run_batch,
+)
+from holodesk.client.run_command import SERVER_ENV
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
+    return value
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--server",
+        default=os.environ.get(SERVER_ENV),
+        metavar="HOST:PORT|unix:PATH",
+        help=f"the daemon's address (default: ${SERVER_ENV})",
+    )
+    source = parser.add_argument_group("images (one of)")
+    source.add_argument("--dir", type=Path, help="a folder of screenshots")
+    source.add_argument(
+        "--manifest",
+        type=Path,
+        metavar="JSONL",
+        help='lines of {"image": path, "descriptions": [...]}, paths relative to the manifest',
+    )
+    parser.add_argument(
+        "--descriptions",
+        type=Path,
+        metavar="FILE",
+        help="with --dir: what to find in every image, one description per line",
+    )
+    parser.add_argument(
+        "--recursive", action="store_true", help="with --dir: also the images in its subfolders"
+    )
+    parser.add_argument(
+        "--out", type=Path, required=True, metavar="OUT.jsonl", help="where to write (resumable)"
+    )
+    parser.add_argument(
+        "-k",
+        "--concurrency",
+        type=_positive,
+        default=4,
+        metavar="K",
+        help="Locate requests in flight (default: %(default)s)",
+    )
+    parser.add_argument("--policy", default="", help="daemon policy (default: the daemon's)")
+    parser.add_argument(
+        "--batch",
+        type=_positive,
+        default=DEFAULT_BATCH,
+        metavar="N",
+        help="descriptions per request at most (default: %(default)s, the daemon's limit)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=300.0,
+        metavar="SECONDS",
+        help="per request (default: %(default)s)",
+    )
+    connection = parser.add_argument_group("connection")
+    security = connection.add_mutually_exclusive_group()
+    security.add_argument(
+        "--insecure",
+        dest="insecure",
+        action="store_const",
+        const=True,
+        help="plaintext gRPC (the default for loopback and unix: addresses)",
+    )
+    security.add_argument(
+        "--tls", dest="insecure", action="store_const", const=False, help="TLS even for loopback"
+    )
+    connection.add_argument("--ca-cert", type=Path, help="PEM roots to verify the daemon's cert")
+    connection.add_argument("--client-cert", type=Path, help="mTLS: this client's certificate")
+    connection.add_argument("--client-key", type=Path, help="mTLS: this client's private key")
+    connection.add_argument(
+        "--token-file",
+        type=Path,
+        default=token_file_from_env(),
+        help=f"file holding the bearer token (default: ${TOKEN_FILE_ENV})",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.server:
+        return _usage(f"no daemon address: pass --server HOST:PORT or set ${SERVER_ENV}")
+    if (args.dir is None) == (args.manifest is None):
+        return _usage("give either --dir (with --descriptions) or --manifest")
+    if args.dir is not None and args.descriptions is None:
+        return _usage("--dir needs --descriptions FILE (one description per line)")
+    if args.manifest is not None and (args.descriptions is not None or args.recursive):
+        return _usage("--descriptions and --recursive go with --dir, not --manifest")
+    try:
+        jobs = _jobs(args)
+        settings = _channel_settings(args)
+        check_settings(args.server, settings)
+    except (InputError, CredentialsError, ChannelError) as error:
+        return _usage(str(error))
+    if not args.out.parent.is_dir():
+        return _usage(f"--out {args.out}: no such folder {args.out.parent}")
+    try:
+        summary = asyncio.run(_run(args, jobs, settings))
+    except DaemonError as error:
+        print(f"holodesk locate: {error}; what was done is in {args.out}", file=sys.stderr)
+        return ExitCode.DAEMON_ERROR
+    except KeyboardInterrupt:
+        print(f"holodesk locate: interrupted; run again to resume {args.out}", file=sys.stderr)
+        return ExitCode.CANCELLED
+    print(
+        f"{summary.images} image(s): {summary.located} located, {summary.skipped} already "
+        f"done, {summary.failed} failed; {summary.found}/{summary.asked} description(s) found",
+        file=sys.stderr,
+    )
+    return ExitCode.FAILED if summary.failed else ExitCode.SUCCEEDED
+
+
+def _jobs(args: argparse.Namespace) -> list[Job]:
+    if args.manifest is not None:
+        return jobs_from_manifest(args.manifest)
+    descriptions = read_descriptions(args.descriptions)
+    return jobs_from_folder(args.dir, descriptions, recursive=args.recursive)
+
+
+def _channel_settings(args: argparse.Namespace) -> ChannelSettings:
+    for flag, path in (
+        ("--ca-cert", args.ca_cert),
+        ("--client-cert", args.client_cert),
+        ("--client-key", args.client_key),
+    ):
+        if path is not None and not path.is_file():
+            raise ChannelError(f"{flag} {path}: no such file")
+    token = read_token_file(args.token_file) if args.token_file is not None else None
+    return ChannelSettings(
+        insecure=args.insecure,
+        ca_cert=args.ca_cert,
+        client_cert=args.client_cert,
+        client_key=args.client_key,
+        token=token,
+    )
+
+
+async def _run(args: argparse.Namespace, jobs: list[Job], settings: ChannelSettings) -> Summary:
+    def report(job: Job, error: str | None) -> None:
+        if error is not None:
+            print(f"  {job.image}: {error}", file=sys.stderr)
+
+    channel = open_channel(args.server, settings)
+    try:
+        return await run_batch(
+            channel,
+            jobs,
+            args.out,
+            concurrency=args.concurrency,
+            policy=args.policy,
+            batch=args.batch,
+            timeout_s=args.timeout,
+            on_image=report,
+        )
+    finally:
+        await channel.close()
+
+
+def _usage(message: str) -> int:
+    print(f"holodesk locate: error: {message}", file=sys.stderr)
+    return ExitCode.USAGE
+
+
+COMMAND = Command(
+    name="locate",
+    help="find described elements in a folder of screenshots, as JSONL (annotation)",
+    configure=configure,
+    run=run,
+)

@@ -1,0 +1,217 @@
+"""`holodesk replay RECORDING`: re-run a recorded session's actions here, compare the screens.
+
+A regression test for an app or a desktop: exit 0 when every step's screen
+matches the recording within the threshold, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from holodesk.client.cli import Command
+from holodesk.client.exit_codes import ExitCode
+from holodesk.client.replay.compare import DEFAULT_TOLERANCE
+from holodesk.client.replay.runner import (
+    DEFAULT_SETTLE_S,
+    DEFAULT_THRESHOLD,
+    Replayer,
+    ReplayError,
+    ReplayResult,
+    ReplaySettings,
+    StepReplay,
+)
+from holodesk.data.format import RecordingError
+from holodesk.data.stepview import LoadedRecording
+from holodesk.platform.errors import PlatformError
+from holodesk.platform.select import open_backend, resolve_backend_name
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text}")
+    return value
+
+
+def _level(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not 0 <= value <= 255:
+        raise argparse.ArgumentTypeError(f"must be 0-255, got {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
+    return value
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("recording", type=Path, metavar="RECORDING", help="a recording directory")
+    parser.add_argument("--backend", help="platform backend (default: this OS's own)")
+    parser.add_argument(
+        "--url",
+        help="web backend: the page to start from (the page opens at the recorded size)",
+    )
+    parser.add_argument(
+        "--threshold",
+        type=_fraction,
+        default=DEFAULT_THRESHOLD,
+        metavar="FRACTION",
+        help="fraction of a frame's pixels that may differ (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--tolerance",
+        type=_level,
+        default=DEFAULT_TOLERANCE,
+        metavar="0-255",
+        help="per-channel difference still counted as the same pixel (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--settle",
+        type=_seconds,
+        default=DEFAULT_SETTLE_S,
+        metavar="SECONDS",
+        help="how long to wait for a screen to match before calling it a mismatch "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--diff-dir",
+        type=Path,
+        metavar="DIR",
+        help="write side-by-side pictures (recorded | replayed | changes) of mismatching steps",
+    )
+    parser.add_argument(
+        "--no-start-check",
+        action="store_true",
+        help="do not compare the screen with the recording's first frame before acting",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        settings = ReplaySettings(
+            threshold=args.threshold,
+            tolerance=args.tolerance,
+            settle_s=args.settle,
+            diff_dir=args.diff_dir,
+            check_start=not args.no_start_check,
+        )
+        recording = LoadedRecording.load(args.recording)
+    except (RecordingError, ValueError) as error:
+        print(f"holodesk replay: error: {error}", file=sys.stderr)
+        return ExitCode.USAGE
+    try:
+        options = backend_options(args.backend, args.url, recording)
+    except ValueError as error:
+        print(f"holodesk replay: error: {error}", file=sys.stderr)
+        return ExitCode.USAGE
+    try:
+        backend = open_backend(args.backend, **options)
+    except PlatformError as error:
+        print(f"holodesk replay: {error}", file=sys.stderr)
+        return ExitCode.BACKEND_UNAVAILABLE
+    console = Console(stderr=True, highlight=False)
+    console.print(f"replaying {escape(recording.recording_id)}: {escape(recording.manifest.task)}")
+    try:
+        result = Replayer(
+            recording, backend, settings, on_step=lambda s: console.print(_line(s))
+        ).run()
+    except (ReplayError, RecordingError) as error:
+        print(f"holodesk replay: error: {error}", file=sys.stderr)
+        return ExitCode.FAILED
+    except KeyboardInterrupt:
+        print("holodesk replay: interrupted", file=sys.stderr)
+        return ExitCode.CANCELLED
+    finally:
+        backend.close()
+    Console(highlight=False).print(table(result, settings))
+    return ExitCode.SUCCEEDED if result.ok else ExitCode.FAILED
+
+
+def backend_options(
+    name: str | None, url: str | None, recording: LoadedRecording
+) -> dict[str, Any]:
+    """Options for open_backend: a web page opens at the recorded page's size and scale."""
+    if resolve_backend_name(name, os.environ, sys.platform) != "web":
+        if url:
+            raise ValueError("--url is for the web backend (--backend web)")
+        return {}
+    options: dict[str, Any] = {} if not url else {"url": url}
+    displays = recording.manifest.displays
+    primary = next((d for d in displays if d.get("primary")), displays[0] if displays else None)
+    if primary is not None:
+        scale = float(primary.get("scale_factor") or 1.0)
+        bounds = primary.get("bounds") or {}
+        width, height = int(bounds.get("width", 0)), int(bounds.get("height", 0))
+        if width > 0 and height > 0:
+            # The recorded bounds are physical pixels; the page is sized in CSS pixels.
+            options.update(
+                width=round(width / scale), height=round(height / scale), device_scale_factor=scale
+            )
+    return options
+
+
+def _line(step: StepReplay) -> str:
+    verdict = "[green]match[/]" if step.matched else "[bold red]MISMATCH[/]"
+    return f"  step {step.step}: {verdict}"
+
+
+def table(result: ReplayResult, settings: ReplaySettings) -> Table:
+    out = Table(title="replay", title_justify="left")
+    out.add_column("step", justify="right")
+    out.add_column("actions", justify="right")
+    out.add_column("differing", justify="right")
+    out.add_column("changed region")
+    out.add_column("result")
+    out.add_column("notes")
+    for step in result.steps:
+        diff = step.diff
+        differing = "—" if diff is None else f"{diff.fraction:.2%}"
+        region = "—"
+        if diff is not None and diff.bbox is not None:
+            left, top, right, bottom = diff.bbox
+            region = f"{right - left}×{bottom - top} at ({left}, {top})"
+        verdict = "[green]match[/]" if step.matched else "[bold red]MISMATCH[/]"
+        notes = [*step.problems, *([step.note] if step.note else [])]
+        if step.diff_file is not None:
+            notes.append(f"diff: {step.diff_file}")
+        actions = "start" if step.step == 0 else f"{step.executed}/{step.recorded_actions}"
+        out.add_row(str(step.step), actions, differing, region, verdict, escape("; ".join(notes)))
+    mismatched = sum(not step.matched for step in result.steps)
+    out.caption = (
+        f"threshold {settings.threshold:.2%} of pixels, tolerance {settings.tolerance}: "
+        + ("all steps match" if not mismatched else f"{mismatched} step(s) mismatch")
+    )
+    return out
+
+
+COMMAND = Command(
+    name="replay",
+    help="re-run a recording's actions on this desktop and compare the screens",
+    description=(
+        "Execute each recorded step's actions through this client's platform backend, "
+        "capture the screen as the client did, and compare it with the recorded frame. "
+        "Exit 0 when every step matches within the threshold, 1 otherwise."
+    ),
+    configure=configure,
+    run=run,
+)

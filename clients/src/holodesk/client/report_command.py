@@ -1,0 +1,70 @@
+"""`holodesk report RECORDING --out page.html`: one self-contained HTML page of a session."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from holodesk.client.cli import Command
+from holodesk.client.exit_codes import ExitCode
+from holodesk.data.format import RecordingError
+from holodesk.data.report import ReportOptions, write_report
+from holodesk.data.stepview import LoadedRecording
+
+
+def _width(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("recording", type=Path, metavar="RECORDING", help="a recording directory")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        metavar="PAGE.html",
+        help="where to write the page (default: <recording id>.html here)",
+    )
+    parser.add_argument(
+        "--max-image-width",
+        type=_width,
+        default=0,
+        metavar="PIXELS",
+        help="embed wider frames downscaled to this width, as JPEG, for a smaller page "
+        "(default: 0, frames as recorded)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        recording = LoadedRecording.load(args.recording)
+    except RecordingError as error:
+        print(f"holodesk report: error: {error}", file=sys.stderr)
+        return ExitCode.USAGE
+    out: Path = args.out or Path(f"{recording.recording_id}.html")
+    try:
+        written = write_report(recording, out, ReportOptions(max_image_width=args.max_image_width))
+    except OSError as error:
+        print(f"holodesk report: error: cannot write {out}: {error}", file=sys.stderr)
+        return ExitCode.FAILED
+    print(written)
+    return ExitCode.SUCCEEDED
+
+
+COMMAND = Command(
+    name="report",
+    help="render a recorded session as one self-contained HTML page",
+    description=(
+        "Write one HTML page (images inline, no scripts, nothing loaded from the network): "
+        "the task and outcome, then each step's frame with its clicks, drags and scrolls "
+        "drawn over it, the model's thought, the actions' results and timings."
+    ),
+    configure=configure,
+    run=run,
+)

@@ -1,0 +1,107 @@
+"""`holodesk tray`: the client in the system tray (what `holodesk service install` runs).
+
+Its menu starts a task, pauses and resumes, stops at once, opens the last session's
+report and switches between daemons given as --server NAME=HOST:PORT.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import webbrowser
+from pathlib import Path
+
+from holodesk.client.channel import ChannelError, ChannelSettings, check_settings
+from holodesk.client.cli import Command
+from holodesk.client.credentials import CredentialsError, read_token_file, token_file_from_env
+from holodesk.client.exit_codes import ExitCode
+from holodesk.client.session import SessionOptions
+from holodesk.client.tray.ask import ask_in_subprocess
+from holodesk.client.tray.controller import TrayController
+from holodesk.client.tray.icon import TrayIcon, TrayUnavailableError
+from holodesk.client.tray.reports import default_record_dir, report_for
+from holodesk.client.tray.state import ServerProfile
+from holodesk.platform.select import open_backend
+
+SERVER_ENV = "HOLODESK_SERVER"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    default = os.environ.get(SERVER_ENV)
+    parser.add_argument(
+        "--server",
+        action="append",
+        default=[default] if default else [],
+        metavar="[NAME=]HOST:PORT",
+        help=f"a daemon to offer in the menu, repeatable; the first is used at start "
+        f"(default: ${SERVER_ENV})",
+    )
+    parser.add_argument("--backend", help="platform backend (default: this OS's own)")
+    parser.add_argument(
+        "--record-dir",
+        type=Path,
+        default=default_record_dir(),
+        help="where sessions are recorded, for their reports (default: %(default)s)",
+    )
+    parser.add_argument("--token-file", type=Path, default=token_file_from_env())
+    parser.add_argument("--ca-cert", type=Path, help="PEM roots to verify the daemon's TLS cert")
+    parser.add_argument("--client-cert", type=Path, help="mTLS: this client's certificate")
+    parser.add_argument("--client-key", type=Path, help="mTLS: this client's private key")
+
+
+def server_profiles(values: list[str], channel: ChannelSettings) -> list[ServerProfile]:
+    profiles = []
+    for value in values:
+        name, _, address = value.rpartition("=")
+        address = address.strip()
+        if not address:
+            raise ValueError(f"--server {value!r}: expected [NAME=]HOST:PORT")
+        check_settings(address, channel)
+        profiles.append(ServerProfile(name.strip() or address, address, channel))
+    return profiles
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.server:
+        print(f"holodesk tray: give --server or set ${SERVER_ENV}", file=sys.stderr)
+        return int(ExitCode.USAGE)
+    try:
+        token = read_token_file(args.token_file) if args.token_file else None
+        channel = ChannelSettings(
+            ca_cert=args.ca_cert,
+            client_cert=args.client_cert,
+            client_key=args.client_key,
+            token=token,
+        )
+        profiles = server_profiles(args.server, channel)
+    except (CredentialsError, ChannelError, ValueError) as error:
+        print(f"holodesk tray: {error}", file=sys.stderr)
+        return int(ExitCode.USAGE)
+    icon: TrayIcon | None = None
+    controller = TrayController(
+        profiles,
+        lambda: open_backend(args.backend),
+        ask_task=ask_in_subprocess,
+        open_path=lambda path: webbrowser.open(path.as_uri()),
+        write_report=report_for,
+        session_options=SessionOptions(record_dir=args.record_dir),
+        on_change=lambda status: icon.show(status) if icon else None,
+    )
+    icon = TrayIcon(controller)
+    try:
+        icon.run()
+    except TrayUnavailableError as error:
+        controller.close()
+        print(f"holodesk tray: {error}", file=sys.stderr)
+        return int(ExitCode.BACKEND_UNAVAILABLE)
+    return int(ExitCode.SUCCEEDED)
+
+
+COMMAND = Command(
+    name="tray",
+    help="run the client in the system tray",
+    configure=configure,
+    run=run,
+    description=__doc__ or "",
+)

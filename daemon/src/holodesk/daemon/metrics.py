@@ -1,0 +1,249 @@
+"""Prometheus metrics of one daemon, on a registry of its own.
+
+Every `serve()` makes a `DaemonMetrics` around a fresh `CollectorRegistry` (or
+takes one it is handed), so two daemons in one process (tests, an embedding
+application) never mix their counts, and nothing lands in prometheus_client's
+process-wide default registry. `--metrics-address HOST:PORT` exposes it over
+HTTP (`MetricsExporter`); without the flag the numbers are kept but not served.
+
+Series (all prefixed ``holodesk_``):
+
+- ``sessions{state}``: sessions now, by state (read from the session registry
+  at scrape time, so it can never drift from what ListSessions shows);
+- ``sessions_started_total``, ``sessions_resumed_total``,
+  ``sessions_ended_total{outcome}``;
+- ``steps_total{policy}``: policy decisions;
+- ``step_latency_seconds{policy}``: from an observation's arrival to its
+  Actions message handed to gRPC (what the client waits for);
+- ``policy_seconds{policy}``: the policy's decide() alone; ``engine_seconds``,
+  ``prompt_tokens_total`` and ``completion_tokens_total`` where the policy
+  reports its generation (model policies; scripted and OCR ones do not);
+- ``frame_bytes{rpc}``: encoded frame sizes received;
+- ``rpc_errors_total{method,code}``: calls that ended with a status other than
+  OK (metrics_interceptor.py), authentication failures included;
+- ``locate_calls_total{code}`` and ``locate_seconds``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from wsgiref.simple_server import WSGIServer
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from holodesk.daemon.config import is_loopback, parse_metrics_address
+from holodesk.daemon.policies.base import Decision
+from holodesk.daemon.sessions import Session, SessionOutcome, SessionRegistry, SessionState
+
+PREFIX = "holodesk"
+# Seconds: from a scripted policy's microseconds to a large model's minutes.
+LATENCY_BUCKETS = (
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+    30.0,
+    60.0,
+    120.0,
+    300.0,
+)
+# Bytes: 4 KiB (a tiny JPEG) to 32 MiB (the default message limit), doubling.
+FRAME_BUCKETS = tuple(float(4096 * 2**i) for i in range(14))
+
+
+class _SessionStates(Collector):
+    """``holodesk_sessions{state}``, counted from the registry when scraped."""
+
+    def __init__(self, sessions: SessionRegistry) -> None:
+        self._sessions = sessions
+
+    def collect(self) -> Iterable[Metric]:
+        family = GaugeMetricFamily(
+            f"{PREFIX}_sessions", "Sessions in the daemon now, by state", labels=["state"]
+        )
+        counts = dict.fromkeys(SessionState, 0)
+        # Scraped on the exporter's thread while the event loop's thread changes the
+        # registry: list() copies it in one C-level step, under the GIL.
+        for session in self._sessions.list():
+            counts[session.state] += 1
+        for state, count in counts.items():
+            family.add_metric([state.value], count)
+        yield family
+
+    def describe(self) -> Iterable[Metric]:
+        # Described without a registry to read: registering must not scrape.
+        yield GaugeMetricFamily(
+            f"{PREFIX}_sessions", "Sessions in the daemon now, by state", labels=["state"]
+        )
+
+
+class DaemonMetrics:
+    """The daemon's instruments; `registry` is what an exporter serves."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry()
+        r = self.registry
+        self.sessions_started = Counter(
+            f"{PREFIX}_sessions_started", "Sessions started (resumes not included)", registry=r
+        )
+        self.sessions_resumed = Counter(
+            f"{PREFIX}_sessions_resumed", "Detached sessions resumed by a new stream", registry=r
+        )
+        self.sessions_ended = Counter(
+            f"{PREFIX}_sessions_ended", "Sessions ended, by outcome", ["outcome"], registry=r
+        )
+        for outcome in SessionOutcome:
+            self.sessions_ended.labels(outcome.value)  # every outcome exported from 0
+        self.steps = Counter(f"{PREFIX}_steps", "Steps decided, by policy", ["policy"], registry=r)
+        self.step_latency = Histogram(
+            f"{PREFIX}_step_latency_seconds",
+            "From an observation's arrival to its actions handed to gRPC",
+            ["policy"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.policy_seconds = Histogram(
+            f"{PREFIX}_policy_seconds",
+            "Time the policy took to decide one step",
+            ["policy"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.engine_seconds = Histogram(
+            f"{PREFIX}_engine_seconds",
+            "Engine (model) time of one step, where the policy reports it",
+            ["policy"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.prompt_tokens = Counter(
+            f"{PREFIX}_prompt_tokens",
+            "Prompt tokens, where the policy reports them",
+            ["policy"],
+            registry=r,
+        )
+        self.completion_tokens = Counter(
+            f"{PREFIX}_completion_tokens",
+            "Completion tokens, where the policy reports them",
+            ["policy"],
+            registry=r,
+        )
+        self.frame_bytes = Histogram(
+            f"{PREFIX}_frame_bytes",
+            "Encoded size of the frames received",
+            ["rpc"],
+            buckets=FRAME_BUCKETS,
+            registry=r,
+        )
+        self.rpc_errors = Counter(
+            f"{PREFIX}_rpc_errors",
+            "Calls that ended with a status other than OK",
+            ["method", "code"],
+            registry=r,
+        )
+        self.locate_calls = Counter(
+            f"{PREFIX}_locate_calls", "Locate calls, by status code", ["code"], registry=r
+        )
+        self.locate_seconds = Histogram(
+            f"{PREFIX}_locate_seconds",
+            "Time to answer a Locate call",
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self._watched: set[int] = set()
+
+    def watch(self, sessions: SessionRegistry) -> None:
+        """Count `sessions`' states at scrape time and their endings as they leave."""
+        if id(sessions) in self._watched:
+            return
+        self._watched.add(id(sessions))
+        self.registry.register(_SessionStates(sessions))
+        sessions.listeners.append(self._session_left)
+
+    def _session_left(self, session: Session) -> None:
+        if session.ended is not None:
+            self.sessions_ended.labels(session.ended.outcome.value).inc()
+
+    # Called by the session runner -------------------------------------------------------
+
+    def session_opened(self, *, resumed: bool) -> None:
+        (self.sessions_resumed if resumed else self.sessions_started).inc()
+
+    def frame_received(self, rpc: str, size: int) -> None:
+        self.frame_bytes.labels(rpc).observe(size)
+
+    def step_decided(self, policy: str, seconds: float, decision: Decision) -> None:
+        self.steps.labels(policy).inc()
+        self.policy_seconds.labels(policy).observe(seconds)
+        generation = decision.generation
+        if generation is None:
+            return
+        if generation.engine_seconds > 0:
+            self.engine_seconds.labels(policy).observe(generation.engine_seconds)
+        if generation.prompt_tokens > 0:
+            self.prompt_tokens.labels(policy).inc(generation.prompt_tokens)
+        completion = generation.completion_tokens
+        if completion > 0:
+            self.completion_tokens.labels(policy).inc(completion)
+
+    def step_sent(self, policy: str, seconds: float) -> None:
+        self.step_latency.labels(policy).observe(seconds)
+
+    # Called by the metrics interceptor --------------------------------------------------
+
+    def rpc_ended(self, method: str, code: str) -> None:
+        if code != "OK":
+            self.rpc_errors.labels(method, code).inc()
+
+    def locate_ended(self, code: str, seconds: float) -> None:
+        self.locate_calls.labels(code).inc()
+        self.locate_seconds.observe(seconds)
+
+
+@dataclass
+class MetricsExporter:
+    """prometheus_client's HTTP server on its own thread, serving one registry."""
+
+    host: str
+    port: int
+    _server: WSGIServer
+    _thread: threading.Thread
+
+    @classmethod
+    def start(cls, address: str, registry: CollectorRegistry) -> MetricsExporter:
+        host, port = parse_metrics_address(address)
+        try:
+            server, thread = start_http_server(port, addr=host, registry=registry)
+        except OSError as exc:
+            raise OSError(f"cannot serve metrics on {address}: {exc.strerror or exc}") from exc
+        return cls(host, int(server.server_port), server, thread)
+
+    @property
+    def address(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self.port}"
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.address}/metrics"
+
+    @property
+    def exposed(self) -> bool:
+        """True when the endpoint is reachable from other machines."""
+        return not is_loopback(self.host)
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()

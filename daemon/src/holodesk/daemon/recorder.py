@@ -1,0 +1,433 @@
+"""Session recordings on the daemon side (docs/recording-format.md; issue 7).
+
+The runner tells the recorder what happens in a recorded session: `open` before
+SessionStarted, then `frame` (the full image the policy sees, rebuilt from a delta
+frame where the client sent one), `actions` (the Actions message as sent, the prompt),
+`observation` (results, user reply); the registry's listener `session_left` writes the
+end. This module is the only place that turns contract messages into the recording's
+JSON objects (``json_format.MessageToDict(preserving_proto_field_name=True)``).
+
+Blocking file I/O (every event is fsync'd) never runs on the event loop: each recording
+has an ordered queue drained by one task that hands the writes to a small thread pool
+of its own, so the order of events is kept and other sessions never wait on a disk. A
+failing disk stops that recording (logged once), never its session.
+
+Sessions that left the registry are remembered (principal, recording) in a bounded map
+with a TTL, so AgentService.ReportReward can reach them after they ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import os
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+from google.protobuf import json_format
+from google.protobuf.message import Message
+
+from holodesk.daemon import convert
+from holodesk.daemon.engines.base import ChatMessage, ImagePart, TextPart
+from holodesk.daemon.errors import FailedPrecondition
+from holodesk.daemon.frames import EncodedFrame, FrameSpec
+from holodesk.daemon.policies.base import Decision, Policy
+from holodesk.daemon.sessions import Session
+from holodesk.data.format import ClientInfo, Manifest, RecordingError, make_recording_id
+from holodesk.data.writer import RecordingWriter
+from holodesk.proto.v1 import action_pb2, agent_pb2
+
+log = logging.getLogger(__name__)
+
+# How many ended sessions ReportReward can still reach, and for how long.
+ENDED_CAPACITY = 10_000
+ENDED_TTL_S = 24 * 3600.0
+# Threads doing recordings' file I/O (fsync-bound; shared by every recording).
+IO_THREADS = 4
+# How long the daemon's stop waits for recordings to reach the disk.
+DRAIN_TIMEOUT_S = 30.0
+
+
+def default_record_dir() -> Path:
+    """The per-user data directory's recordings folder (e.g. ~/.local/share/holodesk/recordings)."""
+    return Path(platformdirs.user_data_dir("holodesk")) / "recordings"
+
+
+def to_dict(message: Message) -> dict[str, Any]:
+    """A contract message as the recording stores it."""
+    return json_format.MessageToDict(message, preserving_proto_field_name=True)
+
+
+# A write for the recording's thread, and where to report its end (None: nowhere).
+_Job = tuple[Callable[[], object], "asyncio.Future[None] | None"]
+
+
+@dataclass
+class _Track:
+    """One recorded session: its writer and the queue of writes not done yet."""
+
+    writer: RecordingWriter
+    queue: asyncio.Queue[_Job | None] = field(default_factory=asyncio.Queue)
+    worker: asyncio.Task[None] | None = None
+    failed: bool = False
+
+
+@dataclass
+class _Ended:
+    principal: str
+    track: _Track | None
+    left_at: float
+
+
+@dataclass(frozen=True)
+class RewardTarget:
+    """A session ReportReward may address: who ran it, and whether it is recorded."""
+
+    principal: str
+    recorded: bool
+
+
+class Recorder:
+    def __init__(
+        self,
+        root: str | os.PathLike[str] | None = None,
+        *,
+        default_on: bool = False,
+        ended_capacity: int = ENDED_CAPACITY,
+        ended_ttl_s: float = ENDED_TTL_S,
+    ) -> None:
+        self.root = Path(root) if root else default_record_dir()
+        self.default_on = default_on
+        self._live: dict[str, _Track] = {}
+        self._ended: OrderedDict[str, _Ended] = OrderedDict()
+        self._capacity = ended_capacity
+        self._ttl = ended_ttl_s
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=IO_THREADS, thread_name_prefix="recorder"
+        )
+
+    def prepare(self) -> None:
+        """Make the root now (the daemon's start) when every session records by default,
+        so a bad --record-dir fails at once instead of at the first session."""
+        if self.default_on:
+            try:
+                self.root.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise OSError(f"--record-dir {self.root}: {exc.strerror or exc}") from exc
+
+    def wants(self, mode: int) -> bool:
+        """Whether a session with SessionStart.recording = mode is recorded."""
+        if mode == agent_pb2.RECORDING_MODE_ON:
+            return True
+        if mode == agent_pb2.RECORDING_MODE_OFF:
+            return False
+        return self.default_on
+
+    # Events of a session -----------------------------------------------------------
+
+    async def open(
+        self, session: Session, start: agent_pb2.SessionStart, policy: Policy, spec: FrameSpec
+    ) -> None:
+        """Start recording `session` when its SessionStart (or the default) asks for it;
+        sets session.recording_id. A recording asked for explicitly that cannot be
+        created fails the session (FAILED_PRECONDITION); by default it is only logged."""
+        if not self.wants(start.recording) or session.session_id in self._live:
+            return
+        client = session.request.client
+        manifest = Manifest(
+            recording_id=make_recording_id(session.session_id, session.started_at),
+            session_id=session.session_id,
+            task=session.task,
+            policy=policy.name,
+            dialect=_text_attribute(getattr(policy, "dialect", None), "name"),
+            model=_text_attribute(getattr(policy, "engine", None), "model"),
+            principal=session.principal,
+            client=ClientInfo(
+                os=client.os,
+                os_version=client.os_version,
+                hostname=client.hostname,
+                client_version=client.client_version,
+                backend=client.backend,
+            ),
+            displays=[to_dict(display) for display in start.displays],
+            frame_spec=to_dict(convert.frame_spec_to_pb(spec)),
+            sampling=to_dict(start.sampling) if start.HasField("sampling") else None,
+            started_at=session.started_at,
+        )
+        try:
+            writer = await self._run(RecordingWriter.create, self.root, manifest)
+        except RecordingError as exc:
+            if start.recording == agent_pb2.RECORDING_MODE_ON:
+                raise FailedPrecondition("recording", f"cannot record this session: {exc}") from exc
+            log.error("session %s is not recorded: %s", session.session_id, exc)
+            return
+        track = _Track(writer)
+        track.worker = asyncio.create_task(self._drain(track), name=f"record-{session.session_id}")
+        self._live[session.session_id] = track
+        session.recording_id = writer.recording_id
+        log.info("session %s recorded in %s", session.session_id, writer.path)
+
+    def frame(self, session: Session, frame: EncodedFrame) -> None:
+        """The image the policy will see for the session's next step."""
+        track = self._live.get(session.session_id)
+        if track is None:
+            return
+        source = frame.source
+        step = session.step + 1  # now: the job runs later, after the step is counted
+        track.queue.put_nowait(
+            (
+                lambda: track.writer.write_frame(
+                    step,
+                    frame.frame_id,
+                    frame.data,
+                    encoding=frame.encoding.value,
+                    width=frame.size.width,
+                    height=frame.size.height,
+                    display_id=frame.display_id,
+                    source=None
+                    if source is None
+                    else {
+                        "x": source.x,
+                        "y": source.y,
+                        "width": source.width,
+                        "height": source.height,
+                    },
+                    scale_factor=frame.scale_factor,
+                ),
+                None,
+            )
+        )
+
+    def actions(
+        self,
+        session: Session,
+        message: agent_pb2.Actions,
+        decision: Decision,
+        *,
+        frames: Sequence[EncodedFrame],
+        policy_seconds: float,
+        sent: bool = True,
+    ) -> None:
+        """One step's Actions message; `frames` is the window the policy decided from.
+        `sent` is False for a decision that ended the session without actions (only a
+        done or fail): its message is recorded for its generation, and never sent."""
+        track = self._live.get(session.session_id)
+        if track is None:
+            return
+        # Bytes now (microseconds), JSON in the writer's thread: MessageToDict of a step
+        # with token log-probabilities takes milliseconds, too long for the event loop.
+        raw = message.SerializeToString()
+        generation = decision.generation
+        prompt = None if generation is None else prompt_dicts(generation.messages, frames)
+        frame_id = frames[-1].frame_id if frames else ""
+        step = int(message.step)
+
+        def write() -> None:
+            body = to_dict(agent_pb2.Actions.FromString(raw))
+            if not sent:
+                body["sent"] = False
+            track.writer.write_actions(
+                step, body, frame_id=frame_id, prompt=prompt, policy_seconds=policy_seconds
+            )
+
+        track.queue.put_nowait((write, None))
+
+    def observation(
+        self,
+        session: Session,
+        results: Sequence[action_pb2.ActionResult],
+        user_reply: str,
+    ) -> None:
+        """Results of the session's last step (session.step) as the client reported them."""
+        track = self._live.get(session.session_id)
+        if track is None or session.step == 0:
+            return
+        step = session.step
+        raws = [result.SerializeToString() for result in results]
+
+        def write() -> None:
+            items = [to_dict(action_pb2.ActionResult.FromString(raw)) for raw in raws]
+            track.writer.write_observation(step, items, user_reply)
+
+        track.queue.put_nowait((write, None))
+
+    def session_left(self, session: Session) -> None:
+        """SessionRegistry listener: the session ended (or was dropped); write its end."""
+        track = self._live.pop(session.session_id, None)
+        if track is not None:
+            ending = session.ended
+            if ending is not None:
+                steps = session.step
+                track.queue.put_nowait(
+                    (
+                        lambda: track.writer.finish(
+                            ending.outcome.value,
+                            answer=ending.answer,
+                            reason=ending.reason,
+                            steps=steps,
+                        ),
+                        None,
+                    )
+                )
+            else:  # not expected: the registry removes ended sessions only
+                track.queue.put_nowait((track.writer.close, None))
+            track.queue.put_nowait(None)
+        self._remember(session.session_id, _Ended(session.principal, track, time.monotonic()))
+
+    # Rewards ------------------------------------------------------------------------
+
+    def ended_target(self, session_id: str) -> RewardTarget | None:
+        """An ended session still remembered, or None."""
+        self._expire()
+        ended = self._ended.get(session_id)
+        if ended is None:
+            return None
+        return RewardTarget(ended.principal, ended.track is not None and not ended.track.failed)
+
+    async def add_reward(
+        self, session_id: str, reward: float | None, success: bool | None, note: str
+    ) -> bool:
+        """Write a reward event to the session's recording; False when not recorded."""
+        track = self._live.get(session_id)
+        if track is not None and not track.failed:
+            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            # In the session's queue: after the events already waiting, before later ones.
+            track.queue.put_nowait((lambda: track.writer.add_reward(reward, success, note), done))
+            try:
+                await done
+            except RecordingError as exc:
+                log.error("reward for session %s not recorded: %s", session_id, exc)
+                return False
+            return True
+        ended = self._ended.get(session_id)
+        if ended is None or ended.track is None or ended.track.failed:
+            return False
+        writer = ended.track.writer
+        # Its queue may still hold the end: wait for it, then write directly.
+        if ended.track.worker is not None:
+            await asyncio.shield(ended.track.worker)
+        if ended.track.failed:
+            return False
+        try:
+            await self._run(writer.add_reward, reward, success, note)
+        except RecordingError as exc:
+            log.error("reward for session %s not recorded: %s", session_id, exc)
+            return False
+        return True
+
+    # Lifecycle ----------------------------------------------------------------------
+
+    async def close(self, timeout_s: float = DRAIN_TIMEOUT_S) -> None:
+        """Flush every recording (after the registry is empty) and stop the threads."""
+        for track in self._live.values():
+            # Sessions that never left the registry: keep their events, no end.
+            track.queue.put_nowait((track.writer.close, None))
+            track.queue.put_nowait(None)
+        self._live.clear()
+        workers = [
+            e.track.worker
+            for e in self._ended.values()
+            if e.track is not None and e.track.worker is not None and not e.track.worker.done()
+        ]
+        if workers:
+            _, pending = await asyncio.wait(workers, timeout=timeout_s)
+            if pending:
+                log.error("%d recording(s) did not reach the disk in %g s", len(pending), timeout_s)
+        self._pool.shutdown(wait=False, cancel_futures=False)
+
+    async def _drain(self, track: _Track) -> None:
+        while (item := await track.queue.get()) is not None:
+            job, done = item
+            if track.failed:
+                if done is not None and not done.done():
+                    done.set_exception(RecordingError(f"recording {track.writer.path} stopped"))
+                continue
+            try:
+                await self._run(job)
+            except Exception as exc:
+                # A half-written event must not be followed by more: stop this recording.
+                track.failed = True
+                log.error("recording %s stopped: %s", track.writer.path, exc)
+                await self._run(_quietly(track.writer.close))
+                if done is not None and not done.done():
+                    done.set_exception(
+                        exc if isinstance(exc, RecordingError) else RecordingError(str(exc))
+                    )
+                continue
+            if done is not None and not done.done():
+                done.set_result(None)
+
+    async def _run(self, function: Callable[..., Any], *args: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, lambda: function(*args))
+
+    def _remember(self, session_id: str, ended: _Ended) -> None:
+        self._ended[session_id] = ended
+        self._ended.move_to_end(session_id)
+        while len(self._ended) > self._capacity:
+            self._ended.popitem(last=False)
+        self._expire()
+
+    def _expire(self) -> None:
+        cutoff = time.monotonic() - self._ttl
+        while self._ended:
+            first = next(iter(self._ended.values()))
+            if first.left_at >= cutoff:
+                break
+            self._ended.popitem(last=False)
+
+
+def prompt_dicts(
+    messages: Sequence[ChatMessage], frames: Sequence[EncodedFrame]
+) -> list[dict[str, Any]]:
+    """The engine's prompt with each image replaced by its frame id and model size.
+
+    A dialect puts one image per frame of the window, oldest first, the current screen
+    last; the images are matched to the window's frames by that order, from the end.
+    """
+    images = [
+        part for message in messages for part in message.content if isinstance(part, ImagePart)
+    ]
+    offset = len(frames) - len(images)
+    index = 0
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        content: list[dict[str, Any]] = []
+        for part in message.content:
+            if isinstance(part, TextPart):
+                content.append({"type": "text", "text": part.text})
+            elif isinstance(part, ImagePart):
+                position = offset + index
+                index += 1
+                frame_id = frames[position].frame_id if 0 <= position < len(frames) else ""
+                content.append(
+                    {
+                        "type": "image",
+                        "frame_id": frame_id,
+                        "width": part.width,
+                        "height": part.height,
+                    }
+                )
+        out.append({"role": message.role, "content": content})
+    return out
+
+
+def _text_attribute(owner: object, name: str) -> str | None:
+    value = getattr(owner, name, None) if owner is not None else None
+    return value if isinstance(value, str) and value else None
+
+
+def _quietly(function: Callable[[], object]) -> Callable[[], None]:
+    def run() -> None:
+        try:
+            function()
+        except Exception as exc:
+            log.debug("ignored while stopping a recording: %s", exc)
+
+    return run

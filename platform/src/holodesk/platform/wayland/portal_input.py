@@ -1,0 +1,111 @@
+"""Input through a RemoteDesktop portal session (GNOME, KDE Plasma).
+
+Pointer motion is absolute in one monitor stream's logical space; buttons are
+evdev codes; wheel notches go as NotifyPointerAxisDiscrete (or, with
+scroll="smooth", as NotifyPointerAxis pixels ending the gesture). Keys and text
+go as keysyms (NotifyKeyboardKeysym): the compositor finds or makes a key for
+each, so any Unicode character types whatever the layout (keysym 0x01000000 +
+code point beyond Latin-1, as X11 spells them).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from holodesk.platform.base import InputDriver, MouseButton
+from holodesk.platform.text import KeyPress, plan_text
+from holodesk.platform.wayland.buttons import evdev_button
+from holodesk.platform.wayland.layout import DesktopLayout
+from holodesk.platform.wayland.portal import (
+    AXIS_HORIZONTAL,
+    AXIS_VERTICAL,
+    RemoteDesktopSession,
+)
+from holodesk.platform.x11.keysyms import keysym_for_char, keysym_for_key
+
+SCROLL_MODES = ("discrete", "smooth")
+# Logical pixels per wheel notch in smooth mode: Clutter's (GNOME's) discrete step.
+DEFAULT_SMOOTH_STEP_PX = 10.0
+
+
+class PortalInput(InputDriver):
+    """InputDriver over a started RemoteDesktopSession (owned: closed with the driver)."""
+
+    def __init__(
+        self,
+        session: RemoteDesktopSession,
+        layout: Callable[[], DesktopLayout],
+        *,
+        scroll: str = "discrete",
+        smooth_step_px: float = DEFAULT_SMOOTH_STEP_PX,
+    ) -> None:
+        super().__init__()
+        if scroll not in SCROLL_MODES:
+            raise ValueError(f"scroll must be one of {', '.join(SCROLL_MODES)}, not {scroll!r}")
+        if smooth_step_px <= 0:
+            raise ValueError(f"smooth_step_px must be positive, not {smooth_step_px}")
+        self._session = session
+        self._layout = layout
+        self._scroll_mode = scroll
+        self._smooth_step_px = smooth_step_px
+        self._lock = threading.RLock()
+        self._position: tuple[int, int] | None = None
+
+    def _move(self, x: int, y: int) -> None:
+        monitor, local_x, local_y = self._layout().locate(x, y)
+        with self._lock:
+            self._session.motion_absolute(monitor.node_id, local_x, local_y)
+            self._position = (x, y)
+
+    def _button(self, button: MouseButton, down: bool) -> None:
+        with self._lock:
+            self._session.button(evdev_button(button), down)
+
+    def _scroll(self, dx: int, dy: int) -> None:
+        with self._lock:
+            if self._scroll_mode == "smooth":
+                if dx or dy:
+                    step = self._smooth_step_px
+                    self._session.axis(dx * step, dy * step, finish=True)
+                return
+            # One call per axis, vertical first (the X11 backend's order).
+            if dy:
+                self._session.axis_discrete(AXIS_VERTICAL, dy)
+            if dx:
+                self._session.axis_discrete(AXIS_HORIZONTAL, dx)
+
+    def _key(self, key: str, down: bool) -> None:
+        with self._lock:
+            self._session.keysym(keysym_for_key(key), down)
+
+    def type_text(self, text: str) -> None:
+        steps = plan_text(text)  # refuses control characters before anything is typed
+        with self._lock:
+            for step in steps:
+                if isinstance(step, KeyPress):
+                    self._tap(keysym_for_key(step.key))
+                    continue
+                for char in step.text:
+                    self._tap(keysym_for_char(char))
+
+    def _tap(self, keysym: int) -> None:
+        self._session.keysym(keysym, True)
+        self._session.keysym(keysym, False)
+
+    def cursor_position(self) -> tuple[int, int]:
+        """Where this driver last moved the pointer: the portal never reports it.
+
+        Before the first move, the primary display's centre.
+        """
+        with self._lock:
+            if self._position is not None:
+                return self._position
+        primary = self._layout().displays()[0].bounds
+        return primary.x + primary.width // 2, primary.y + primary.height // 2
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._session.close()

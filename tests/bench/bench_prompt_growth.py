@@ -1,0 +1,371 @@
+"""Prompt growth: prompt tokens per step over a 50-step session, per dialect.
+
+    uv run python -m tests.bench.bench_prompt_growth            # full run, ~1 min
+    uv run python -m tests.bench.bench_prompt_growth --quick    # smoke run
+
+For each built-in dialect (holotron, holo, holo1.5, uitars, uitars1.0) a session runs
+through the daemon's own `Session` (its frame window, its step history) and the
+dialect's own prompt builder, with a 1920x1080 screen sent the way a client sends it
+(fitted into the dialect's FrameSpec) and a realistic mix of actions and thoughts.
+Each step's prompt is counted the way the model would count it:
+
+- image tokens by the dialect's resize rule: Nemotron-VL 512 px tiles (256 tokens
+  each, plus a thumbnail) for holotron, Qwen-VL smart-resize patches (28 or 32 px
+  after the 2x2 merge) for the others, plus the two image delimiter tokens;
+- text tokens: the chat rendered by a ChatML template (the tiny Holotron model's,
+  or the tiny Qwen2-VL's for Qwen-family dialects) and tokenized by a byte-level BPE
+  tokenizer trained here on Python's own standard library (32k tokens; ~3.9
+  characters per token on the holo system prompt, close to real English tokenizers).
+
+Baseline, in the same run: the same dialect with an unbounded window (every
+screenshot and every earlier step kept). Expected: the bounded prompt is flat once
+its window fills (history_images screenshots, history_steps earlier steps), while
+the baseline grows by a screenshot per step.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import sysconfig
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from holodesk.daemon.actions import (
+    ActionKind,
+    ActionResult,
+    ActionStatus,
+    Click,
+    KeyChord,
+    Scroll,
+    TypeText,
+)
+from holodesk.daemon.dialects import Dialect, dialect_names, get_dialect
+from holodesk.daemon.dialects.coords import TileResize, fit_in_box
+from holodesk.daemon.engines.base import ChatMessage, ImagePart
+from holodesk.daemon.frames import EncodedFrame
+from holodesk.daemon.geometry import Point, Size
+from holodesk.daemon.policies.base import Decision
+from holodesk.daemon.sessions import Session, SessionRequest
+from tests.bench.common import Figure, Report, parser, reproduce_command
+from tests.support.tiny_models import CHAT_TEMPLATE, QWEN_CHAT_TEMPLATE
+
+NAME = "bench_prompt_growth"
+MODULE = f"tests.bench.{NAME}"
+SCREEN = Size(1920, 1080)
+UNBOUNDED = 100_000
+TASK = (
+    "Open the quarterly revenue spreadsheet in the Documents folder, add a row for the "
+    "new EMEA customer with this month's invoice total, save it, and email the file to "
+    "finance with the subject 'Q3 update'."
+)
+THOUGHTS = (
+    "The spreadsheet is open. I need the last row of the table to add the new customer, "
+    "so I will click the first empty cell under the Customer column.",
+    "The cell is selected. I type the customer's name, then move to the next column.",
+    "The invoice total is further down in the email. I scroll down to find it.",
+    "The row is complete. I save the file with the keyboard shortcut before emailing it.",
+)
+
+
+@dataclass
+class Tokenizer:
+    """Counts a chat's text tokens (images excluded) with a BPE trained on the spot."""
+
+    fast: Any
+    placeholder: str
+    vocab_size: int
+
+    def text_tokens(self, messages: Sequence[ChatMessage]) -> tuple[int, int]:
+        """(text tokens, images) of the rendered chat, the image placeholders removed."""
+        chat = [
+            {
+                "role": m.role,
+                "content": [
+                    {"type": "image"}
+                    if isinstance(p, ImagePart)
+                    else {"type": "text", "text": p.text}
+                    for p in m.content
+                ],
+            }
+            for m in messages
+        ]
+        text = self.fast.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
+        ids = self.fast(text, add_special_tokens=False)["input_ids"]
+        placeholder_id = self.fast.convert_tokens_to_ids(self.placeholder)
+        images = sum(1 for i in ids if i == placeholder_id)
+        return len(ids) - images, images
+
+
+def _corpus(limit: int) -> Iterator[str]:
+    """English and code: Python's standard library sources (docstrings, comments, code)."""
+    root = Path(sysconfig.get_paths()["stdlib"])
+    total = 0
+    for path in sorted(root.rglob("*.py")):
+        if "test" in path.parts or "site-packages" in path.parts or "idlelib" in path.parts:
+            continue
+        text = path.read_text(encoding="utf-8", errors="ignore")
+        yield text
+        total += len(text)
+        if total >= limit:
+            return
+
+
+def train_tokenizers(vocab: int, corpus_bytes: int) -> dict[str, Tokenizer]:
+    """One trained BPE, wrapped with each model family's chat template."""
+    from tokenizers import Tokenizer as RawTokenizer
+    from tokenizers import decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    specials = [
+        "<|im_start|>",
+        "<|im_end|>",
+        "<img>",
+        "</img>",
+        "<image>",
+        "<|vision_start|>",
+        "<|vision_end|>",
+        "<|image_pad|>",
+    ]
+    raw = RawTokenizer(models.BPE())
+    raw.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    raw.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab,
+        special_tokens=specials,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    raw.train_from_iterator(_corpus(corpus_bytes), trainer)
+    result = {}
+    for family, template, placeholder in (
+        ("nemotron", CHAT_TEMPLATE, "<image>"),
+        ("qwen", QWEN_CHAT_TEMPLATE, "<|image_pad|>"),
+    ):
+        fast = PreTrainedTokenizerFast(tokenizer_object=raw, eos_token="<|im_end|>")
+        fast.chat_template = template
+        result[family] = Tokenizer(fast, placeholder, raw.get_vocab_size())
+    return result
+
+
+def image_tokens(dialect: Dialect, frame: Size) -> int:
+    """What one screenshot costs in the prompt: the rule's tokens + its 2 delimiters
+    (<img> </img> around Nemotron's <image> run; Qwen's vision_start / vision_end)."""
+    tokens = dialect.image_tokens(frame)
+    if tokens is None:
+        raise ValueError(f"dialect {dialect.name} has no image token rule")
+    return tokens + 2
+
+
+def client_frame_size(dialect: Dialect, screen: Size) -> Size:
+    """The frame a holodesk client sends: the screen fitted into the FrameSpec's box."""
+    spec = dialect.frame_spec((), screen)
+    return fit_in_box(screen, spec.max_width, spec.max_height)
+
+
+def unbounded(dialect: Dialect) -> Dialect:
+    """The same dialect keeping every screenshot and every step (the baseline).
+    model_copy does not validate, so the window may exceed the spec's bound of 32."""
+    spec = dialect.spec.model_copy(
+        update={"name": f"{dialect.name}-unbounded", "history_images": UNBOUNDED,
+                "history_steps": UNBOUNDED}
+    )  # fmt: skip
+    return Dialect(spec, dialect.parser)
+
+
+def _decision(step: int, frame: Size) -> Decision:
+    kinds: tuple[ActionKind, ...]
+    which = step % 4
+    if which == 0:
+        kinds = (Click(Point(frame.width * 0.31, frame.height * (0.2 + 0.01 * (step % 30)))),)
+    elif which == 1:
+        kinds = (TypeText(f"EMEA customer {step}"), KeyChord(("tab",)))
+    elif which == 2:
+        kinds = (Scroll(Point(frame.width / 2, frame.height / 2), dy=5),)
+    else:
+        kinds = (KeyChord(("ctrl", "s")),)
+    return Decision(kinds, thought=THOUGHTS[which], note=f"row {step} in progress")
+
+
+def run_session(dialect: Dialect, tokenizer: Tokenizer, steps: int) -> list[dict[str, int]]:
+    """Prompt tokens of each step of a session driven through the daemon's Session."""
+    frame_size = client_frame_size(dialect, SCREEN)
+    model = dialect.geometry(frame_size).model_image
+    mime = dialect.spec.model_image_encoding.mime_type
+    per_image = image_tokens(dialect, frame_size)
+    session = Session(
+        SessionRequest(task=TASK),
+        policy_name="bench",
+        max_steps=steps + 1,
+        history_frames=dialect.spec.history_images,
+    )
+    counts = []
+    for step in range(1, steps + 1):
+        results = tuple(ActionResult(a.action_id, ActionStatus.OK) for a in session.pending)
+        session.accept_results(results, "observation.results")
+        frame = EncodedFrame(f"frame-{step}", frame_size, dialect.spec.frame.encoding, b"-")
+        session.accept_frame(frame, "observation.frame")
+        context = session.context()
+        # Only the size of a model image matters to the prompt (the engine expands it).
+        images = tuple(ImagePart(b"", mime, model.width, model.height) for _ in context.frames)
+        messages = dialect.step_messages(context, images)
+        text, shown = tokenizer.text_tokens(messages)
+        if shown != len(images):
+            raise AssertionError(f"{dialect.name}: {len(images)} images, {shown} in the chat")
+        counts.append(
+            {
+                "step": step,
+                "images": shown,
+                "image_tokens": shown * per_image,
+                "text_tokens": text,
+                "prompt_tokens": text + shown * per_image,
+            }
+        )
+        session.record_decision(_decision(step, frame_size))
+    return counts
+
+
+def fill_step(dialect: Dialect) -> int:
+    """The first step whose prompt holds a full window (screenshots and step lines)."""
+    return max(dialect.spec.history_images, dialect.spec.history_steps + 1)
+
+
+def slope(values: Sequence[float]) -> float:
+    """Least-squares tokens per step."""
+    if len(values) < 2:
+        return 0.0
+    xs = range(len(values))
+    return statistics.linear_regression(xs, values).slope
+
+
+def add_figures(report: Report, results: dict[str, Any], steps: int) -> None:
+    for name, result in results.items():
+        bounded = [c["prompt_tokens"] for c in result["bounded"]]
+        everything = [c["prompt_tokens"] for c in result["unbounded"]]
+        fill = min(result["fill_step"], steps)
+        tail_b, tail_u = bounded[fill - 1 :], everything[fill - 1 :]
+        flat = slope(tail_b)
+        result["slope_after_fill"] = {"bounded": flat, "unbounded": slope(tail_u)}
+        report.add(
+            Figure(
+                f"{name}: prompt tokens at step {steps}",
+                bounded[-1],
+                "tokens",
+                everything[-1],
+                "same dialect, unbounded window",
+                note=f"{result['image_tokens_each']} tokens per screenshot, "
+                f"window {result['history_images']} screenshots / "
+                f"{result['history_steps']} steps",
+            )
+        )
+        report.add(
+            Figure(
+                f"{name}: growth per step after the window fills (step {fill})",
+                flat,
+                "tokens/step",
+                slope(tail_u),
+                "same dialect, unbounded window",
+                target="flat (|slope| < 1% of a screenshot)",
+                # Decidable only with a few steps past the fill.
+                met=abs(flat) < 0.01 * result["image_tokens_each"] if len(tail_b) >= 3 else None,
+                note=f"min {min(tail_b)}, max {max(tail_b)} tokens from step {fill}",
+            )
+        )
+        report.add(
+            Figure(
+                f"{name}: prompt tokens summed over the session",
+                sum(bounded),
+                "tokens",
+                sum(everything),
+                "same dialect, unbounded window",
+                note="total prefill of the session",
+            )
+        )
+
+
+def plot(report: Report, results: dict[str, Any]) -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(results)
+    columns = min(3, len(names))
+    rows = (len(names) + columns - 1) // columns
+    figure, axes = plt.subplots(rows, columns, figsize=(5.2 * columns, 3.8 * rows), squeeze=False)
+    for index, name in enumerate(names):
+        axis = axes[index // columns][index % columns]
+        result = results[name]
+        steps = [c["step"] for c in result["bounded"]]
+        axis.plot(steps, [c["prompt_tokens"] for c in result["unbounded"]], color="tab:gray",
+                  label="unbounded window (baseline)")  # fmt: skip
+        axis.plot(steps, [c["prompt_tokens"] for c in result["bounded"]], color="tab:blue",
+                  label="dialect's window")  # fmt: skip
+        axis.plot(steps, [c["text_tokens"] for c in result["bounded"]], color="tab:blue",
+                  linestyle=":", label="of which text")  # fmt: skip
+        images_full = result["history_images"]
+        axis.axvline(images_full, color="tab:orange", linestyle="--", linewidth=1,
+                     label=f"screenshots window full (step {images_full})")  # fmt: skip
+        axis.axvline(result["fill_step"], color="tab:red", linestyle="--", linewidth=1,
+                     label=f"step lines full too (step {result['fill_step']})")  # fmt: skip
+        axis.set_title(f"{name} ({result['image_tokens_each']} tokens/screenshot)", fontsize=10)
+        axis.set_xlabel("step")
+        axis.set_ylabel("prompt tokens")
+        axis.set_ylim(bottom=0)
+        axis.legend(fontsize=7)
+    for index in range(len(names), rows * columns):
+        axes[index // columns][index % columns].axis("off")
+    figure.suptitle(f"prompt tokens per step, 1920x1080 screen — {report.command}", fontsize=9)
+    figure.tight_layout()
+    return figure
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    cli = parser(MODULE, __doc__ or "")
+    cli.add_argument("--steps", type=int, default=50)
+    cli.add_argument("--dialects", nargs="+", default=list(dialect_names()))
+    cli.add_argument("--vocab", type=int, default=32_000, help="tokenizer size to train")
+    cli.add_argument("--corpus-mb", type=float, default=8.0, help="training text (stdlib), MB")
+    args = cli.parse_args(arguments)
+    if args.quick:
+        args.steps, args.vocab, args.corpus_mb = 24, 2000, 0.5
+    report = Report(NAME, "prompt growth", reproduce_command(MODULE, arguments), args.quick)
+    report.header()
+    tokenizers = train_tokenizers(args.vocab, int(args.corpus_mb * 1_000_000))
+    results: dict[str, Any] = {}
+    for name in args.dialects:
+        dialect = get_dialect(name)
+        family = "nemotron" if isinstance(dialect.spec.resize.rule(), TileResize) else "qwen"
+        tokenizer = tokenizers[family]
+        frame = client_frame_size(dialect, SCREEN)
+        results[name] = {
+            "frame": [frame.width, frame.height],
+            "model_image": [
+                dialect.geometry(frame).model_image.width,
+                dialect.geometry(frame).model_image.height,
+            ],
+            "image_tokens_each": image_tokens(dialect, frame),
+            "history_images": dialect.spec.history_images,
+            "history_steps": dialect.spec.history_steps,
+            "fill_step": fill_step(dialect),
+            "chat_template": family,
+            "bounded": run_session(dialect, tokenizer, args.steps),
+            "unbounded": run_session(unbounded(dialect), tokenizer, args.steps),
+        }
+    report.data["tokenizer"] = {
+        "kind": "byte-level BPE trained on Python's standard library",
+        "vocab": tokenizers["nemotron"].vocab_size,
+        "corpus_bytes": int(args.corpus_mb * 1_000_000),
+    }
+    report.data["screen"] = [SCREEN.width, SCREEN.height]
+    add_figures(report, results, args.steps)
+    report.data["dialects"] = results
+    report.finish(plot(report, results), args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,139 @@
+"""Every benchmark runs in --quick mode, so none of them can rot.
+
+These check that each script runs end to end and writes what it promises (the
+JSON with a figure per measurement, each with its same-run baseline, and the PNG
+plot), never how fast anything was: targets are read from the output, not asserted.
+The engine-path benchmark starts vLLM, so it carries the `vllm` marker.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.bench.common import RESULTS_ENV, Figure, percentile, reproduce_command
+from tests.engines.support import needs_vllm
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def run_quick(module: str, out: Path) -> dict[str, Any]:
+    """Run the benchmark's main() with --quick into `out`; its parsed JSON."""
+    main = importlib.import_module(f"tests.bench.{module}").main
+    assert main(["--quick", "--out", str(out)]) == 0
+    data: dict[str, Any] = json.loads((out / f"{module}.json").read_text())
+    plot = (out / f"{module}.png").read_bytes()
+    assert plot.startswith(PNG_SIGNATURE)
+    width, height = struct.unpack(">II", plot[16:24])
+    assert width > 300
+    assert height > 200
+    assert data["name"] == module
+    assert data["quick"] is True
+    assert data["command"] == f"uv run python -m tests.bench.{module} --quick"
+    for figure in data["figures"]:
+        assert math.isfinite(figure["value"]), figure
+    return data
+
+
+def figures(data: dict[str, Any], fragment: str) -> list[dict[str, Any]]:
+    found = [f for f in data["figures"] if fragment in f["name"]]
+    assert found, f"no figure named like {fragment!r} in {[f['name'] for f in data['figures']]}"
+    return found
+
+
+@pytest.mark.timeout(300)
+def test_daemon_overhead_quick(tmp_path: Path) -> None:
+    data = run_quick("bench_daemon_overhead", tmp_path)
+    (p50,) = figures(data, "step latency p50, 1 session")[:1]
+    assert p50["baseline_name"] == "bare grpc.aio echo"
+    assert p50["ratio"] == pytest.approx(p50["value"] / p50["baseline"])
+    assert p50["value"] > 0
+    assert p50["baseline"] > 0
+    # Quick levels are 4 and 16 sessions; every step of every session got its actions.
+    for level in ("4", "16"):
+        load = data["data"]["load"][level]
+        assert load["holodesk"]["steps"] > 0
+        assert load["echo"]["steps"] > 0
+        assert load["holodesk"]["errors"] == {}, load["holodesk"]["errors"]
+    assert figures(data, "ModelPolicy")[0]["value"] > 0
+
+
+@pytest.mark.timeout(300)
+def test_daemon_memory_quick(tmp_path: Path) -> None:
+    data = run_quick("bench_daemon_memory", tmp_path)
+    for fmt in ("PNG", "WEBP"):
+        levels = data["data"]["levels"][fmt]
+        assert [lv["sessions"] for lv in levels] == [4, 12]
+        for level in levels:
+            assert level["errors"] == {}
+            assert level["opened"] == level["sessions"]
+            assert level["rss_empty"] > 10 * 2**20  # a Python daemon, measured
+        per_full = figures(data, f"{fmt} 12 sessions: RSS per full-window session")[0]
+        # Its baseline is the raw size of the 3 frames a session holds.
+        assert per_full["baseline"] == pytest.approx(3 * levels[-1]["frame_bytes"] / 1024)
+
+
+@pytest.mark.timeout(300)
+def test_prompt_growth_quick(tmp_path: Path) -> None:
+    data = run_quick("bench_prompt_growth", tmp_path)
+    dialects = data["data"]["dialects"]
+    assert set(dialects) == {"holotron", "holo", "holo1.5", "uitars", "uitars1.0"}
+    # Holotron: a 1920x1080 screen is sent as 1820x1024 and seen on a 4x2 grid of
+    # 512 px tiles plus a thumbnail: 9 x 256 tokens, and <img> </img>.
+    assert dialects["holotron"]["image_tokens_each"] == 9 * 256 + 2
+    for name, result in dialects.items():
+        bounded = [c["prompt_tokens"] for c in result["bounded"]]
+        everything = [c["prompt_tokens"] for c in result["unbounded"]]
+        window = result["history_images"]
+        assert [c["images"] for c in result["bounded"]][-1] == window, name
+        assert [c["images"] for c in result["unbounded"]][-1] == len(everything), name
+        # Identical until the window drops its first screenshot, then the baseline grows.
+        assert bounded[:window] == everything[:window], name
+        assert (
+            everything[-1] - bounded[-1] >= (len(bounded) - window) * result["image_tokens_each"]
+        ), name
+        # Past the fill step (21: 20 step lines + the screen) the prompt stays flat: only
+        # the text of the shown steps varies (step numbers, actions), by far less than
+        # the screenshot a step adds to the baseline.
+        tail = bounded[result["fill_step"] - 1 :]
+        assert len(tail) >= 3, name
+        assert max(tail) - min(tail) < result["image_tokens_each"] / 10, (name, tail)
+
+
+@pytest.mark.vllm
+@needs_vllm
+@pytest.mark.timeout(900)
+def test_engine_path_quick(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+    data = run_quick("bench_engine_path", tmp_path)
+    levels = data["data"]["levels"]
+    assert [lv["concurrency"] for lv in levels] == [1, 2]
+    for level in levels:
+        # The direct baseline replays exactly the daemon's requests.
+        assert level["daemon"]["steps"] == level["direct"]["steps"] == 2 * level["concurrency"]
+        assert level["daemon"]["prompt_tokens"] == level["direct"]["prompt_tokens"]
+        assert level["daemon"]["prompt_tokens"] > 0
+    (kept,) = figures(data, "steps/s through the daemon, 1 sessions")
+    assert kept["target"] == ">= 90% kept"
+
+
+def test_figure_ratio_and_percentiles() -> None:
+    assert Figure("x", 3.0, "ms", 2.0).ratio == 1.5
+    assert Figure("x", 3.0, "ms").ratio is None
+    assert Figure("x", 3.0, "ms", 0.0).ratio is None
+    assert percentile([4.0, 1.0, 3.0, 2.0], 50) == 2.5
+    assert percentile([1.0, 2.0, 3.0, 4.0, 5.0], 99) == pytest.approx(4.96)
+    with pytest.raises(ValueError, match="outside"):
+        percentile([1.0], 101)
+
+
+def test_reproduce_command_drops_the_output_folder() -> None:
+    command = reproduce_command("tests.bench.x", ["--quick", "--out", "/tmp/a", "--steps=3"])
+    assert command == "uv run python -m tests.bench.x --quick --steps=3"
+    assert RESULTS_ENV == "HOLODESK_BENCH_DIR"
