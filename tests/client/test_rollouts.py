@@ -33,8 +33,8 @@ from holodesk.client.rollouts import (
     as_reward,
     run_rollouts,
 )
-from holodesk.client.whole_frames import whole_frames
 from holodesk.client.rollouts.rewards import RewardReporter
+from holodesk.client.whole_frames import whole_frames
 from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.engines.scripted import ScriptedEngine
 from holodesk.daemon.policies.model import ModelPolicy

@@ -174,3 +174,14 @@ def test_smart_resize_token_estimates() -> None:
     # Qwen2.5-VL: one token per 28x28 block of the resized image.
     assert get_dialect("uitars").image_tokens(Size(1920, 1080)) == (1932 // 28) * (1092 // 28)
     assert get_dialect("holo1.5").image_tokens(Size(1920, 1080)) == (1316 // 28) * (728 // 28)
+
+
+def test_a_grid_that_the_processor_would_regrid_is_followed_to_its_fixed_point() -> None:
+    # 1058x1115 picks 3x3 under 16 tiles, but 3x3's own 1536x1536 image picks 4x4
+    # (it holds more than half of 4x4's pixels): sending 1536x1536 would be resampled.
+    rule = TileResize(max_tiles=16)
+    assert tile_grid(Size(1058, 1115), 512, 1, 16) == (3, 3)
+    assert tile_grid(Size(1536, 1536), 512, 1, 16) == (4, 4)
+    assert rule.grid(Size(1058, 1115)) == (4, 4)
+    assert rule.apply(Size(1058, 1115)) == Size(2048, 2048)
+    assert rule.tiles(Size(1058, 1115)) == 17

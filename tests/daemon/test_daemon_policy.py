@@ -115,6 +115,8 @@ def test_the_policy_registry_builds_scripted_policies(tmp_path: Path) -> None:
 
 def test_frame_spec_respects_what_the_client_can_encode() -> None:
     dialect = get_dialect()
-    assert dialect.frame_spec(()).encoding is ImageEncoding.JPEG
+    # Lossless by default: screens are mostly text.
+    assert dialect.frame_spec(()).encoding is ImageEncoding.PNG
+    assert dialect.frame_spec((ImageEncoding.JPEG,)).encoding is ImageEncoding.JPEG
     assert dialect.frame_spec((ImageEncoding.PNG,)).encoding is ImageEncoding.PNG
     assert dialect.frame_spec((ImageEncoding.WEBP,)).encoding is ImageEncoding.WEBP

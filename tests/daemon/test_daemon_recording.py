@@ -104,7 +104,7 @@ async def test_a_recorded_session_reads_back_exactly(tmp_path: Path) -> None:
         "x11",
     )
     assert json_format.ParseDict(manifest.displays[0], geometry_pb2.Display()) == display()
-    assert manifest.frame_spec["encoding"] == "IMAGE_ENCODING_JPEG"
+    assert manifest.frame_spec["encoding"] == "IMAGE_ENCODING_PNG"
     assert manifest.sampling == {"temperature": 0.5, "seed": "7"}
     assert (manifest.outcome, manifest.answer, manifest.steps) == ("succeeded", "saved", 4)
 

@@ -36,7 +36,7 @@ async def test_full_scripted_session_maps_coordinates_into_frame_pixels() -> Non
         assert started.resume_token
         assert started.policy == "scripted"
         assert started.max_steps == 10
-        assert started.frame_spec.encoding == frame_pb2.IMAGE_ENCODING_JPEG
+        assert started.frame_spec.encoding == frame_pb2.IMAGE_ENCODING_PNG
         assert started.frame_spec.max_width == 1920
         assert started.frame_spec.max_bytes == 16 * 1024 * 1024
 

@@ -25,11 +25,11 @@ from holodesk.client.generation import Sampling
 from holodesk.client.outcome import SessionOutcome
 from holodesk.client.prompt import NoUserError
 from holodesk.client.rollouts.environments import Environment
-from holodesk.client.whole_frames import whole_frames
 from holodesk.client.rollouts.rewards import RewardReporter
 from holodesk.client.rollouts.trajectory import Reward, RolloutTask, Trajectory, TrajectoryStep
 from holodesk.client.safety import SafetySettings
 from holodesk.client.session import SessionOptions, run_session
+from holodesk.client.whole_frames import whole_frames
 from holodesk.platform.base import Backend
 
 

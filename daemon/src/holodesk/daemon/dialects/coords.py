@@ -104,8 +104,20 @@ class TileResize:
             raise ValueError(f"bad tile counts {self.min_tiles=} {self.max_tiles=}")
 
     def grid(self, size: Size) -> tuple[int, int]:
-        """(cols, rows) chosen for an image of this size."""
-        return tile_grid(size, self.tile_size, self.min_tiles, self.max_tiles)
+        """(cols, rows) the vision tower ends up with for an image of this size.
+
+        The processor's rule is not idempotent: with 16 tiles allowed, a 1058x1115
+        image gets 3x3, but the 1536x1536 image of that grid gets 4x4 (it holds more
+        than half of 4x4's pixels). The grid is followed to its fixed point, so the
+        image the daemon sends is one the engine's tiling keeps as it is.
+        """
+        cols, rows = tile_grid(size, self.tile_size, self.min_tiles, self.max_tiles)
+        while True:
+            grid_size = Size(cols * self.tile_size, rows * self.tile_size)
+            again = tile_grid(grid_size, self.tile_size, self.min_tiles, self.max_tiles)
+            if again == (cols, rows):
+                return cols, rows
+            cols, rows = again
 
     def apply(self, size: Size) -> Size:
         cols, rows = self.grid(size)

@@ -306,7 +306,7 @@ HOLO = DialectSpec(
     coordinates=CoordinateConvention.NORMALIZED_1000,
     resize=ResizeSpec(kind="smart", factor=32, min_pixels=32 * 32 * 4, max_pixels=1920 * 1080),
     model_image_encoding=ImageEncoding.PNG,
-    frame=FrameRequest(max_width=1920, max_height=1920, encoding=ImageEncoding.JPEG, quality=90),
+    frame=FrameRequest(max_width=1920, max_height=1920, encoding=ImageEncoding.PNG),
     history_images=3,
     prompts=HOLO_PROMPTS,
     coordinate_rules=HOLO_COORDINATE_RULES,

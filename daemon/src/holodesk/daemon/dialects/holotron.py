@@ -41,7 +41,7 @@ HOLOTRON = HOLO.model_copy(
             tokens_per_tile=256,
         ),
         "frame": FrameRequest(
-            max_width=2048, max_height=2048, encoding=ImageEncoding.JPEG, quality=90
+            max_width=2048, max_height=2048, encoding=ImageEncoding.PNG
         ),
     }
 )  # fmt: skip

@@ -72,7 +72,9 @@ class FrameRequest(BaseModel):
 
     max_width: int = Field(default=1920, ge=0)
     max_height: int = Field(default=1920, ge=0)
-    encoding: ImageEncoding = ImageEncoding.JPEG
+    # Lossless by default: screens are text, which JPEG blurs (and a JPEG of text is
+    # bigger than its PNG); with delta frames most steps then send only small patches.
+    encoding: ImageEncoding = ImageEncoding.PNG
     quality: int = Field(default=90, ge=1, le=100)
 
 

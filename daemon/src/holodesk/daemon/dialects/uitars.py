@@ -252,7 +252,7 @@ UITARS = DialectSpec(
     model_image_encoding=ImageEncoding.PNG,
     # The screen at up to 1920 px: a 1920x1080 frame is ~2.7k image tokens, and five
     # are kept; send larger frames (a dialect file) when prefill is cheap.
-    frame=FrameRequest(max_width=1920, max_height=1920, encoding=ImageEncoding.JPEG, quality=90),
+    frame=FrameRequest(max_width=1920, max_height=1920, encoding=ImageEncoding.PNG),
     history_images=5,
     history_steps=20,
     history_style="turns",
