@@ -286,6 +286,34 @@ def cpu_seconds(pid: int) -> float:
     return (user + system) / os.sysconf("SC_CLK_TCK")
 
 
+def child_pids(pid: int | None = None) -> list[int]:
+    """Direct children of a process (default: this one), from Linux /proc."""
+    parent = os.getpid() if pid is None else pid
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:  # gone meanwhile
+            continue
+        if int(stat[stat.rindex(")") + 2 :].split()[1]) == parent:
+            found.append(int(entry.name))
+    return found
+
+
+def tree_cpu_seconds(pid: int | None = None) -> float:
+    """CPU time of a process (default: this one) and its direct children, so far."""
+    root = os.getpid() if pid is None else pid
+    total = 0.0
+    for each in (root, *child_pids(root)):
+        try:
+            total += cpu_seconds(each)
+        except OSError:
+            continue
+    return total
+
+
 class Stopwatch:
     """Wall and (own-process) CPU time of a block."""
 

@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -96,9 +97,11 @@ def _xdotool(*args: str) -> str:
     return done.stdout
 
 
-def _wait_docked(name: str) -> bool:
-    """Waits until the icon's window sits inside the tray's panel in the window tree."""
+def _wait_docked(title: str) -> str:
+    """Waits until the icon's window sits inside the tray's panel in the window tree;
+    "" when it does, else the last window tree seen (for the failure message)."""
     deadline = time.monotonic() + GUARD_S
+    tree = ""
     while time.monotonic() < deadline:
         tree = subprocess.run(
             ["xwininfo", "-root", "-tree"],
@@ -109,13 +112,14 @@ def _wait_docked(name: str) -> bool:
         ).stdout
         lines = tree.splitlines()
         panel = next((i for i, line in enumerate(lines) if '("panel" "trayer")' in line), None)
-        icon = next((i for i, line in enumerate(lines) if f'"{name}SystemTrayIcon"' in line), None)
+        mark = f'"{title}": ("holodeskSystemTrayIcon"'
+        icon = next((i for i, line in enumerate(lines) if mark in line), None)
         if panel is not None and icon is not None and icon > panel:
             indent = len(lines[icon]) - len(lines[icon].lstrip())
             if indent > len(lines[panel]) - len(lines[panel].lstrip()):
-                return True
+                return ""
         time.sleep(0.2)
-    return False
+    return tree
 
 
 def _menu_item(icon: Any, label: str) -> Any:
@@ -125,7 +129,7 @@ def _menu_item(icon: Any, label: str) -> Any:
     raise AssertionError(f"no menu item {label!r}: {[i.text for i in icon.menu.items]}")
 
 
-async def test_tray_docks_and_its_menu_runs_a_session_on_the_desktop(
+async def test_tray_menu_runs_a_session_on_the_desktop(
     xvfb: str, system_tray: None, tmp_path: Path
 ) -> None:
     probe = ProbeApp.start(xvfb, tmp_path / "probe.jsonl")
@@ -154,8 +158,7 @@ async def test_tray_docks_and_its_menu_runs_a_session_on_the_desktop(
             thread = threading.Thread(target=icon.run, daemon=True)
             thread.start()
             try:
-                await asyncio.to_thread(_xdotool, "search", "--sync", "--classname", "holodesk")
-                assert await asyncio.to_thread(_wait_docked, "holodesk")
+                assert await asyncio.to_thread(icon.shown.wait, GUARD_S)
                 pystray_icon = icon._icon
                 assert pystray_icon.title == "holodesk (local): idle"
 
@@ -176,6 +179,30 @@ async def test_tray_docks_and_its_menu_runs_a_session_on_the_desktop(
         probe.stop()
 
 
+def test_holodesk_tray_docks_into_a_real_system_tray(
+    xvfb: str, system_tray: None, tmp_path: Path
+) -> None:
+    # The real command in its own process, as `holodesk service install` runs it.
+    process = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "holodesk.client", "tray"),
+            *("--server", "lab=127.0.0.1:9", "--record-dir", str(tmp_path)),
+        ],
+        env={**os.environ, "DISPLAY": xvfb},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        # Docked, titled with the chosen server and the client's state.
+        undocked = _wait_docked("holodesk (lab): idle")
+        assert not undocked, f"the icon never docked into the tray:\n{undocked}"
+        assert process.poll() is None
+    finally:
+        process.terminate()
+        _, err = process.communicate(timeout=GUARD_S)
+    assert "Traceback" not in err, err
+
+
 def _dialog_window(worker: threading.Thread) -> str:
     """The task dialog's window, once it is mapped (fails if the dialog process ended)."""
     deadline = time.monotonic() + 2 * GUARD_S  # a loaded machine starts Tk slowly
@@ -194,8 +221,11 @@ def test_task_dialog_returns_what_the_user_typed(xvfb: str) -> None:
     worker.start()
     window = _dialog_window(worker)
     _xdotool("windowactivate", "--sync", window)
-    _xdotool("type", "--window", window, "open the report")
-    _xdotool("key", "--window", window, "Return")
+    # Plain XTEST input to the focused dialog: with --window, xdotool sends the key's
+    # release to a window the press already destroyed, leaving the key held (and
+    # auto-repeating into later tests).
+    _xdotool("type", "open the report")
+    _xdotool("key", "Return")
     worker.join(GUARD_S)
     assert answers == ["open the report"]
 
@@ -206,6 +236,6 @@ def test_task_dialog_escape_is_no_task(xvfb: str) -> None:
     worker.start()
     window = _dialog_window(worker)
     _xdotool("windowactivate", "--sync", window)
-    _xdotool("key", "--window", window, "Escape")
+    _xdotool("key", "Escape")
     worker.join(GUARD_S)
     assert answers == [None]

@@ -7,6 +7,7 @@ when imported, so it is imported only when the tray starts.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -91,6 +92,8 @@ class TrayIcon:
     def __init__(self, controller: TrayController) -> None:
         self._controller = controller
         self._icon: Any = None
+        # Set once the pystray icon exists (run() then blocks in its loop).
+        self.shown = threading.Event()
 
     def run(self) -> None:
         """Shows the icon and blocks until Quit."""
@@ -121,7 +124,11 @@ class TrayIcon:
             status.title,
             menu=pystray.Menu(*(wrap(e) for e in entries)),
         )
-        self._icon.run()
+        self._icon.run(setup=self._setup)
+
+    def _setup(self, icon: Any) -> None:
+        icon.visible = True
+        self.shown.set()
 
     def show(self, status: TrayStatus) -> None:
         """Redraws for a new state; any thread."""

@@ -45,6 +45,7 @@ from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
 from holodesk.daemon.generation import Candidate, SessionSampling, StepGeneration
 from holodesk.daemon.geometry import Size
 from holodesk.daemon.policies.base import Decision, Location, StepContext
+from holodesk.daemon.policies.image_cache import ModelImageCache
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +101,7 @@ class ModelPolicy:
         name: str | None = None,
         description: str | None = None,
         parse_retries: int | None = None,
+        image_cache: ModelImageCache | None = None,
     ) -> None:
         self.dialect = dialect
         self.engine = engine
@@ -108,6 +110,7 @@ class ModelPolicy:
         self.parse_retries = dialect.spec.parse_retries if parse_retries is None else parse_retries
         self._ready = False
         self._inflight: dict[str, str] = {}
+        self.image_cache = image_cache or ModelImageCache()
 
     @property
     def ready(self) -> bool:
@@ -129,7 +132,7 @@ class ModelPolicy:
 
     async def decide(self, context: StepContext) -> Decision:
         geometry = self.dialect.geometry(context.frame.size)
-        images = await asyncio.to_thread(self._model_images, context.frames)
+        images = await asyncio.to_thread(self._model_images, context.session_id, context.frames)
         messages = self.dialect.step_messages(context, images)
         sampling = StepSampling.of(self.dialect.sampling(), context.sampling)
         record = _Record(messages)
@@ -213,6 +216,7 @@ class ModelPolicy:
         return tuple(await asyncio.gather(*(one(i, d) for i, d in enumerate(descriptions))))
 
     async def abort(self, session_id: str) -> None:
+        self.image_cache.drop_session(session_id)
         request_id = self._inflight.pop(session_id, None)
         if request_id is not None:
             await self.engine.abort(request_id)
@@ -221,8 +225,10 @@ class ModelPolicy:
         self._ready = False
         await self.engine.close()
 
-    def _model_images(self, frames: tuple[EncodedFrame, ...]) -> tuple[ImagePart, ...]:
-        return tuple(self.dialect.model_image(f) for f in frames)
+    def _model_images(
+        self, session_id: str, frames: tuple[EncodedFrame, ...]
+    ) -> tuple[ImagePart, ...]:
+        return tuple(self.image_cache.get(session_id, f, self.dialect.model_image) for f in frames)
 
     @staticmethod
     def _request(
