@@ -16,11 +16,13 @@ from typing import Any
 import pytest
 
 from holodesk.client.cli import main
+from holodesk.client.doctor.daemon import clock_finding
 from holodesk.client.doctor.findings import Status
 from holodesk.client.doctor_command import check_remote, configure
 from holodesk.daemon.config import ServerConfig
 from holodesk.daemon.policies.base import Policy
 from holodesk.daemon.server import serve
+from holodesk.proto.v1 import control_pb2
 from tests.daemon.support import GatedPolicy, Tokens, scripted_policy, write_tokens
 from tests.support.certs import CertificateAuthority, make_pki
 
@@ -86,9 +88,28 @@ def test_a_local_open_daemon_is_reachable_and_needs_no_token() -> None:
     assert "policies: scripted;" in found["server info"][1]
     assert "0 active session(s)" in found["server info"][1]
     assert found["auth"][:2] == (Status.OK, "the daemon needs no token from this machine")
-    clock = found["clock"]
-    assert clock[0] is Status.SKIP
-    assert "carries no clock reading" in clock[1]
+    # Same machine, same clock: within the measurement's own uncertainty.
+    status, detail, _ = found["clock"]
+    assert status is Status.OK
+    assert detail.startswith("the daemon's clock is ")
+
+
+def _info_at(seconds: float) -> control_pb2.GetServerInfoResponse:
+    info = control_pb2.GetServerInfoResponse()
+    info.now.seconds = int(seconds)
+    info.now.nanos = int((seconds % 1) * 1e9)
+    return info
+
+
+def test_clock_skew_is_judged_beyond_the_round_trip() -> None:
+    sent, answered = 1_000_000.0, 1_000_000.2  # a 200 ms call: ±0.1 s of uncertainty
+    middle = 1_000_000.1
+    assert clock_finding(_info_at(middle + 1.5), sent, answered).status is Status.OK
+    warn = clock_finding(_info_at(middle - 45), sent, answered)
+    assert warn.status is Status.WARN
+    assert "-45.000 s" in warn.detail
+    assert "NTP" in warn.fix
+    assert clock_finding(_info_at(middle + 3600), sent, answered).status is Status.FAIL
 
 
 @pytest.fixture
@@ -158,7 +179,7 @@ def test_the_whole_command_exits_zero_against_a_healthy_daemon(
         code = main(["doctor", "--json", "--backend", "fake", "--no-estop", "--server", address])
     statuses = [f["status"] for f in json.loads(capsys.readouterr().out)]
     assert code == 0
-    assert statuses == ["ok"] * 4 + ["skip"] + ["ok"] * 4 + ["skip"]
+    assert statuses == ["ok"] * 4 + ["skip"] + ["ok"] * 5
 
 
 # TLS, with the throwaway CA of tests/support/certs.py -----------------------------------

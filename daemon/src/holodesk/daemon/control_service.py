@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from importlib import metadata
 from typing import Any
 
@@ -79,4 +79,5 @@ class ControlService(control_pb2_grpc.ControlServiceServicer):
             active_sessions=len(self._registry),
             max_message_bytes=self._max_message_bytes,
             started_at=convert.timestamp_to_pb(self._started_at),
+            now=convert.timestamp_to_pb(datetime.now(UTC)),
         )

@@ -101,22 +101,27 @@ async def _check(channel: grpc.aio.Channel, options: DaemonOptions) -> list[Find
                 "(a policy that failed to start keeps it NOT_SERVING)",
             )
         ]
-    info, auth = await _identify(channel, options)
-    return [*findings, info, auth, _clock()]
+    info, auth, clock = await _identify(channel, options)
+    return [*findings, info, auth, clock]
 
 
-async def _identify(channel: grpc.aio.Channel, options: DaemonOptions) -> tuple[Finding, Finding]:
-    """(server info, auth): GetServerInfo needs admin; an agent passes an empty Locate."""
+async def _identify(
+    channel: grpc.aio.Channel, options: DaemonOptions
+) -> tuple[Finding, Finding, Finding]:
+    """(server info, auth, clock): GetServerInfo needs admin; an agent passes an empty
+    Locate (and cannot read the daemon's clock)."""
     token = options.channel.token
     control = control_pb2_grpc.ControlServiceStub(channel)
     try:
+        sent = time.time()
         info = await control.GetServerInfo(
             control_pb2.GetServerInfoRequest(), timeout=options.timeout_s
         )
+        answered = time.time()
     except grpc.aio.AioRpcError as error:
         if error.code() == grpc.StatusCode.UNAUTHENTICATED:
             skipped = Finding(SERVER_INFO, Status.SKIP, "not authenticated (see auth)")
-            return skipped, _refused(options, error)
+            return skipped, _refused(options, error), _no_clock("not authenticated")
         if error.code() != grpc.StatusCode.PERMISSION_DENIED:
             return (
                 Finding(
@@ -126,8 +131,10 @@ async def _identify(channel: grpc.aio.Channel, options: DaemonOptions) -> tuple[
                     "read the daemon's log around this time",
                 ),
                 Finding(AUTH, Status.SKIP, "not determined (GetServerInfo failed)"),
+                _no_clock("GetServerInfo failed"),
             )
-        return await _agent_only(channel, options)
+        info_finding, auth = await _agent_only(channel, options)
+        return info_finding, auth, _no_clock("reading the daemon's clock needs an admin token")
     policies = (
         ", ".join(f"{p.name}{'' if p.ready else ' (loading)'}" for p in info.policies) or "none"
     )
@@ -139,7 +146,14 @@ async def _identify(channel: grpc.aio.Channel, options: DaemonOptions) -> tuple[
         auth = Finding(AUTH, Status.OK, "the daemon needs no token from this machine")
     else:
         auth = Finding(AUTH, Status.OK, f"{_credentials(options)} accepted (admin role)")
-    return Finding(SERVER_INFO, Status.OK, detail), auth
+    clock = (
+        clock_finding(info, sent, answered)
+        if info.HasField("now")
+        else _no_clock(
+            "this daemon does not report its clock (older than GetServerInfoResponse.now)"
+        )
+    )
+    return Finding(SERVER_INFO, Status.OK, detail), auth, clock
 
 
 def _credentials(options: DaemonOptions) -> str:
@@ -197,11 +211,25 @@ def _refused(options: DaemonOptions, error: grpc.aio.AioRpcError) -> Finding:
     )
 
 
-def _clock() -> Finding:
-    # GetServerInfoResponse carries when the daemon started, not its clock now.
-    return Finding(
-        CLOCK,
-        Status.SKIP,
-        "not measurable: the daemon's server info carries no clock reading",
-        "keep both machines on NTP time sync (TLS certificates and logs rely on it)",
-    )
+# Clocks further apart than this are worth a warning (recordings, logs and metrics
+# of the two machines no longer line up); past the second, TLS certificates can look
+# not yet valid or expired to one side.
+CLOCK_WARN_S = 2.0
+CLOCK_FAIL_S = 300.0
+_NTP_FIX = "turn on NTP time sync on both machines (timedatectl set-ntp true on Linux)"
+
+
+def clock_finding(info: control_pb2.GetServerInfoResponse, sent: float, answered: float) -> Finding:
+    """The daemon's clock against ours, read at the midpoint of the call."""
+    skew = (info.now.seconds + info.now.nanos / 1e9) - (sent + answered) / 2
+    uncertainty = (answered - sent) / 2
+    detail = f"the daemon's clock is {skew:+.3f} s from this machine's (±{uncertainty:.3f} s)"
+    if abs(skew) - uncertainty > CLOCK_FAIL_S:
+        return Finding(CLOCK, Status.FAIL, detail, _NTP_FIX)
+    if abs(skew) - uncertainty > CLOCK_WARN_S:
+        return Finding(CLOCK, Status.WARN, detail, _NTP_FIX)
+    return Finding(CLOCK, Status.OK, detail)
+
+
+def _no_clock(why: str) -> Finding:
+    return Finding(CLOCK, Status.SKIP, f"not measured: {why}", _NTP_FIX)

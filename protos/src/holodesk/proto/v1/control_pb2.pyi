@@ -302,6 +302,7 @@ class GetServerInfoResponse(_message.Message):
     ACTIVE_SESSIONS_FIELD_NUMBER: _builtins.int
     MAX_MESSAGE_BYTES_FIELD_NUMBER: _builtins.int
     STARTED_AT_FIELD_NUMBER: _builtins.int
+    NOW_FIELD_NUMBER: _builtins.int
     version: _builtins.str
     default_policy: _builtins.str
     active_sessions: _builtins.int
@@ -311,6 +312,10 @@ class GetServerInfoResponse(_message.Message):
     def policies(self) -> _containers.RepeatedCompositeFieldContainer[Global___PolicyInfo]: ...
     @_builtins.property
     def started_at(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def now(self) -> _timestamp_pb2.Timestamp:
+        """The daemon's clock when it answered, so clients can check for clock skew."""
+
     def __init__(
         self,
         *,
@@ -320,10 +325,11 @@ class GetServerInfoResponse(_message.Message):
         active_sessions: _builtins.int = ...,
         max_message_bytes: _builtins.int = ...,
         started_at: _timestamp_pb2.Timestamp | None = ...,
+        now: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["started_at", b"started_at"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["now", b"now", "started_at", b"started_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_sessions", b"active_sessions", "default_policy", b"default_policy", "max_message_bytes", b"max_message_bytes", "policies", b"policies", "started_at", b"started_at", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_sessions", b"active_sessions", "default_policy", b"default_policy", "max_message_bytes", b"max_message_bytes", "now", b"now", "policies", b"policies", "started_at", b"started_at", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
