@@ -98,16 +98,31 @@ def test_grid_sizes_are_fixed_points(size: Size, max_tiles: int) -> None:
 @given(screen=st.builds(Size, st.integers(200, 8000), st.integers(200, 8000)))
 def test_the_frame_box_keeps_the_grid(screen: Size) -> None:
     """A client that fits the screen into the size-aware box sends a frame whose grid
-    is the screen's: nothing sent is thrown away and nothing the grid shows is lost
-    to downsizing beyond it."""
+    is the screen's, and never much more than the grid shows: either the screen as it
+    is (when at most 1.2x the grid's image per side) or a frame within the grid."""
     dialect = get_dialect("holotron")
     spec = dialect.frame_spec((), screen)
     frame = fit_in_box(screen, spec.max_width, spec.max_height)
     static = fit_in_box(screen, dialect.spec.frame.max_width, dialect.spec.frame.max_height)
     grid = NEMOTRON.apply(static)
-    assert frame.width <= grid.width
-    assert frame.height <= grid.height
+    if frame == screen:
+        assert frame.width <= grid.width * 1.2
+        assert frame.height <= grid.height * 1.2
+    else:
+        assert frame.width <= grid.width
+        assert frame.height <= grid.height
     assert NEMOTRON.grid(frame) == NEMOTRON.grid(static)
+
+
+def test_a_screen_barely_larger_than_the_model_image_is_sent_as_it_is() -> None:
+    dialect = get_dialect("holotron")
+    # 1920x1080 becomes a 2048x1024 grid image: no client-side resample first.
+    spec = dialect.frame_spec((), Size(1920, 1080))
+    assert (spec.max_width, spec.max_height) == (1920, 1080)
+    # A 4K screen is still brought down to the grid's image before it is sent.
+    spec = dialect.frame_spec((), Size(3840, 2160))
+    assert (spec.max_width, spec.max_height) == (2048, 1024)
+    assert fit_in_box(Size(3840, 2160), spec.max_width, spec.max_height) == Size(1820, 1024)
 
 
 def test_holotron_is_the_default_and_holo_stays_available() -> None:
@@ -140,9 +155,9 @@ def test_holotron_sends_the_model_the_grid_sized_image() -> None:
 def test_frame_spec_narrows_to_the_grid_when_the_screen_is_known() -> None:
     dialect = get_dialect("holotron")
     assert (dialect.frame_spec().max_width, dialect.frame_spec().max_height) == (2048, 2048)
+    # 1920x1080 is within 1.2x of its 2048x1024 grid image: asked for as it is.
     full_hd = dialect.frame_spec((), Size(1920, 1080))
-    assert (full_hd.max_width, full_hd.max_height) == (2048, 1024)
-    assert fit_in_box(Size(1920, 1080), 2048, 1024) == Size(1820, 1024)
+    assert (full_hd.max_width, full_hd.max_height) == (1920, 1080)
     four_k = dialect.frame_spec((), Size(3840, 2160))
     assert (four_k.max_width, four_k.max_height) == (2048, 1024)
     # Other rules: the box is the model image (Holo2's smart resize of 1920x1080 under

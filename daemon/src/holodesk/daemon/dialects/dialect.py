@@ -42,8 +42,12 @@ class Dialect:
         self, accepted: tuple[ImageEncoding, ...] = (), screen: Size | None = None
     ) -> FrameSpec:
         """What clients should send. Given the screen's size, the box also shrinks
-        to the image the model will see of it, so no sent pixel is thrown away
-        (a 1920x1080 screen under 512 px tiles: a 2048x1024 box, sent 1820x1024)."""
+        to the image the model will see of it, so no bandwidth goes on pixels the
+        model never sees (a 4K screen under 512 px tiles: sent 1820x1024). A screen
+        only slightly larger than that image is asked for as it is (1920x1080 under
+        tiles, whose image is 2048x1024): downsizing it first would resample the text
+        twice (client, then the daemon's stretch to the grid), blurring what the model
+        reads and making PNG and delta patches several times larger."""
         wanted = self.spec.frame.encoding
         usable = accepted or _DEFAULT_ACCEPTED
         if wanted not in usable:
@@ -51,8 +55,11 @@ class Dialect:
         box_w, box_h = self.spec.frame.max_width, self.spec.frame.max_height
         if screen is not None and screen.width > 0 and screen.height > 0:
             seen = self._resize.apply(fit_in_box(screen, box_w, box_h))
-            box_w = seen.width if box_w == 0 else min(box_w, seen.width)
-            box_h = seen.height if box_h == 0 else min(box_h, seen.height)
+            if _sent_as_is(screen, seen, box_w, box_h):
+                box_w, box_h = screen.width, screen.height
+            else:
+                box_w = seen.width if box_w == 0 else min(box_w, seen.width)
+                box_h = seen.height if box_h == 0 else min(box_h, seen.height)
         return FrameSpec(
             max_width=box_w, max_height=box_h, encoding=wanted, quality=self.spec.frame.quality
         )
@@ -105,3 +112,15 @@ class Dialect:
     def parse_location(self, text: str, geometry: ImageGeometry) -> LocatedTarget:
         """Raises DialectParseError and nothing else."""
         return self.parser.parse_location(text, self.spec, geometry)
+
+
+# A screen at most this much larger (per side) than the model's image is sent as it is.
+NATIVE_SLACK = 1.2
+
+
+def _sent_as_is(screen: Size, seen: Size, box_w: int, box_h: int) -> bool:
+    within_box = (box_w == 0 or screen.width <= box_w) and (box_h == 0 or screen.height <= box_h)
+    barely_larger = (
+        screen.width <= seen.width * NATIVE_SLACK and screen.height <= seen.height * NATIVE_SLACK
+    )
+    return within_box and barely_larger
