@@ -11,8 +11,9 @@ or a sparse form. Measured in the same run, on the same screen:
   (Pillow's ImageGrab, what pyautogui uses) saved as a full-size PNG (Pillow's
   defaults), every step;
 - holodesk: the real client (FrameCapturer on the X11 backend) with the FrameSpec
-  the daemon really sends, for two policies: the default model's (holotron: JPEG
-  q90, the box of the model's tile grid) and the OCR policy's (PNG, 1920 px box).
+  the daemon really sends, for two policies: the default model's (holotron: PNG,
+  the box of the model's tile grid, or the screen as it is when barely larger) and
+  the OCR policy's (PNG, 1920 px box).
   Per frame: a stream's first (full) frame, an unchanged screen (a delta with no
   patches), and a keystroke (a delta with patches). Deltas are on by default.
 
