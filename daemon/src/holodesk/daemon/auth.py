@@ -27,19 +27,19 @@ from __future__ import annotations
 
 import contextvars
 import enum
-import inspect
 import logging
 import os
 import stat
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import grpc
 
 from holodesk.daemon.credentials import MAX_TOKEN_CHARS, Credentials, Role
 from holodesk.daemon.errors import PermissionDenied, Unauthenticated
-from holodesk.daemon.interceptor import aclose
+from holodesk.daemon.interceptor import aclose, wrap_behavior
 
 log = logging.getLogger(__name__)
 
@@ -195,14 +195,11 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         method: str = handler_call_details.method
         if handler is None or required_role(method) is None:
             return handler
-        for kind in ("unary_unary", "stream_unary", "unary_stream", "stream_stream"):
-            behavior = getattr(handler, kind)
-            if behavior is None:
-                continue
-            if inspect.isasyncgenfunction(behavior):
-                return handler._replace(**{kind: self._wrap_stream(behavior, method)})
-            return handler._replace(**{kind: self._wrap_unary(behavior, method)})
-        return handler
+        return wrap_behavior(
+            handler,
+            partial(self._wrap_unary, method=method),
+            partial(self._wrap_stream, method=method),
+        )
 
     def _admit(self, context: Any, method: str) -> Principal:
         try:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from functools import partial
 from typing import Any, NoReturn
 
 import grpc
@@ -41,6 +42,27 @@ async def _report(context: Any, method: str, exc: Exception) -> NoReturn:
     await abort_with(context, Internal(exc))
 
 
+_BEHAVIORS = ("unary_unary", "stream_unary", "unary_stream", "stream_stream")
+
+
+def wrap_behavior(
+    handler: Any,
+    wrap_unary: Callable[[Callable[[Any, Any], Awaitable[Any]]], Any],
+    wrap_stream: Callable[[Callable[[Any, Any], AsyncIterator[Any]]], Any],
+) -> Any:
+    """The method handler with its one behaviour wrapped, for every interceptor here:
+    streaming handlers written as async generators by `wrap_stream`, everything else
+    (unary ones, and the rarer context.write() style, which returns a coroutine) by
+    `wrap_unary`."""
+    for kind in _BEHAVIORS:
+        behavior = getattr(handler, kind)
+        if behavior is None:
+            continue
+        wrap = wrap_stream if inspect.isasyncgenfunction(behavior) else wrap_unary
+        return handler._replace(**{kind: wrap(behavior)})
+    return handler
+
+
 class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     async def intercept_service(
         self,
@@ -51,21 +73,11 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         if handler is None:
             return None
         method: str = handler_call_details.method
-        handler = _tolerant_decoding(handler)
-        if handler.unary_unary is not None:
-            return handler._replace(unary_unary=_wrap_unary(handler.unary_unary, method))
-        if handler.stream_unary is not None:
-            return handler._replace(stream_unary=_wrap_unary(handler.stream_unary, method))
-        # Streaming handlers written as async generators are wrapped; the rarer
-        # context.write() style returns a coroutine and is wrapped like a unary one.
-        for kind in ("unary_stream", "stream_stream"):
-            behavior = getattr(handler, kind)
-            if behavior is None:
-                continue
-            if inspect.isasyncgenfunction(behavior):
-                return handler._replace(**{kind: _wrap_stream(behavior, method)})
-            return handler._replace(**{kind: _wrap_unary(behavior, method)})
-        return handler
+        return wrap_behavior(
+            _tolerant_decoding(handler),
+            partial(_wrap_unary, method=method),
+            partial(_wrap_stream, method=method),
+        )
 
 
 def _wrap_unary(

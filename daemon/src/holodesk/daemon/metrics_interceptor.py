@@ -11,14 +11,14 @@ Locate calls are also counted and timed here, whatever their status.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from functools import partial
 from typing import Any
 
 import grpc
 
-from holodesk.daemon.interceptor import aclose
+from holodesk.daemon.interceptor import aclose, wrap_behavior
 from holodesk.daemon.metrics import DaemonMetrics
 from holodesk.proto.v1 import agent_pb2
 
@@ -58,14 +58,11 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         if handler is None:
             self.metrics.rpc_ended(method_label(method), "UNIMPLEMENTED")
             return None
-        for kind in ("unary_unary", "stream_unary", "unary_stream", "stream_stream"):
-            behavior = getattr(handler, kind)
-            if behavior is None:
-                continue
-            if inspect.isasyncgenfunction(behavior):
-                return handler._replace(**{kind: self._wrap_stream(behavior, method)})
-            return handler._replace(**{kind: self._wrap_unary(behavior, method)})
-        return handler
+        return wrap_behavior(
+            handler,
+            partial(self._wrap_unary, method=method),
+            partial(self._wrap_stream, method=method),
+        )
 
     def _ended(self, method: str, context: Any, error: BaseException | None, start: float) -> None:
         code = _code_of(context, error)
