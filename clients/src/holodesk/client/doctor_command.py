@@ -16,28 +16,30 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from holodesk.client.argtypes import positive_float
 from holodesk.client.channel import (
     ChannelError,
-    ChannelSettings,
     check_settings,
     host_of,
     is_loopback,
 )
 from holodesk.client.cli import Command
+from holodesk.client.connection_args import (
+    SERVER_ENV,
+    add_connection_arguments,
+    add_server_argument,
+    channel_settings,
+)
 from holodesk.client.credentials import (
-    TOKEN_FILE_ENV,
     CredentialsError,
     read_token_file,
-    token_file_from_env,
 )
 from holodesk.client.doctor.daemon import (
     AUTH,
@@ -51,18 +53,7 @@ from holodesk.client.doctor.tls import TLS, WARN_DAYS, TlsOptions, check_tls
 from holodesk.client.exit_codes import ExitCode
 from holodesk.platform.safety.hotkeys import DEFAULT_EMERGENCY_STOP
 
-SERVER_ENV = "HOLODESK_SERVER"
 _STYLES = {Status.OK: "green", Status.WARN: "yellow", Status.FAIL: "bold red", Status.SKIP: "dim"}
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
-    return value
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -83,46 +74,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
     estop.add_argument("--no-estop", action="store_true", help="do not check the hotkey")
 
     daemon = parser.add_argument_group("the daemon")
-    daemon.add_argument(
-        "--server",
-        default=os.environ.get(SERVER_ENV),
-        metavar="HOST:PORT|unix:PATH",
-        help=f"the daemon to check (default: ${SERVER_ENV}; none: daemon checks skipped)",
+    add_server_argument(
+        daemon,
+        f"the daemon to check (default: ${SERVER_ENV}; none: daemon checks skipped)",
     )
-    security = daemon.add_mutually_exclusive_group()
-    security.add_argument(
-        "--insecure",
-        dest="insecure",
-        action="store_const",
-        const=True,
-        help="plaintext gRPC (the default for loopback and unix: addresses)",
-    )
-    security.add_argument(
-        "--tls",
-        dest="insecure",
-        action="store_const",
-        const=False,
-        help="TLS even for a loopback address (the default for any other)",
-    )
-    daemon.add_argument("--ca-cert", type=Path, help="PEM roots to verify the daemon's TLS cert")
-    daemon.add_argument("--client-cert", type=Path, help="mTLS: this client's certificate (PEM)")
-    daemon.add_argument("--client-key", type=Path, help="mTLS: this client's private key (PEM)")
-    daemon.add_argument(
-        "--token-file",
-        type=Path,
-        default=token_file_from_env(),
-        help=f"file holding the bearer token (default: ${TOKEN_FILE_ENV})",
-    )
+    add_connection_arguments(daemon)
     daemon.add_argument(
         "--timeout",
-        type=_positive,
+        type=positive_float,
         default=5.0,
         metavar="SECONDS",
         help="per call to the daemon (default: %(default)s)",
     )
     daemon.add_argument(
         "--cert-warn-days",
-        type=_positive,
+        type=positive_float,
         default=WARN_DAYS,
         metavar="DAYS",
         help="warn when the daemon's certificate expires sooner (default: %(default)g)",
@@ -171,13 +137,7 @@ def check_remote(args: argparse.Namespace) -> list[Finding]:
     except CredentialsError as error:
         fix = "point --token-file (or $HOLODESK_TOKEN_FILE) at the file holding the token"
         return [Finding(AUTH, Status.FAIL, str(error), fix)]
-    settings = ChannelSettings(
-        insecure=args.insecure,
-        ca_cert=args.ca_cert,
-        client_cert=args.client_cert,
-        client_key=args.client_key,
-        token=token,
-    )
+    settings = channel_settings(args, token)
     try:
         insecure = check_settings(args.server, settings)
     except ChannelError as error:

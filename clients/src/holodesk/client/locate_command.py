@@ -10,17 +10,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 from pathlib import Path
 
+from holodesk.client.argtypes import positive_float, positive_int
 from holodesk.client.channel import ChannelError, ChannelSettings, check_settings, open_channel
 from holodesk.client.cli import Command
+from holodesk.client.connection_args import (
+    SERVER_ENV,
+    add_connection_arguments,
+    add_server_argument,
+    read_channel_settings,
+)
 from holodesk.client.credentials import (
-    TOKEN_FILE_ENV,
     CredentialsError,
-    read_token_file,
-    token_file_from_env,
 )
 from holodesk.client.exit_codes import ExitCode
 from holodesk.client.locate import DEFAULT_BATCH
@@ -34,36 +37,10 @@ from holodesk.client.locate_batch import (
     read_descriptions,
     run_batch,
 )
-from holodesk.client.run_command import SERVER_ENV
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
-    return value
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--server",
-        default=os.environ.get(SERVER_ENV),
-        metavar="HOST:PORT|unix:PATH",
-        help=f"the daemon's address (default: ${SERVER_ENV})",
-    )
+    add_server_argument(parser)
     source = parser.add_argument_group("images (one of)")
     source.add_argument("--dir", type=Path, help="a folder of screenshots")
     source.add_argument(
@@ -87,7 +64,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-k",
         "--concurrency",
-        type=_positive,
+        type=positive_int,
         default=4,
         metavar="K",
         help="Locate requests in flight (default: %(default)s)",
@@ -95,39 +72,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy", default="", help="daemon policy (default: the daemon's)")
     parser.add_argument(
         "--batch",
-        type=_positive,
+        type=positive_int,
         default=DEFAULT_BATCH,
         metavar="N",
         help="descriptions per request at most (default: %(default)s, the daemon's limit)",
     )
     parser.add_argument(
         "--timeout",
-        type=_seconds,
+        type=positive_float,
         default=300.0,
         metavar="SECONDS",
         help="per request (default: %(default)s)",
     )
-    connection = parser.add_argument_group("connection")
-    security = connection.add_mutually_exclusive_group()
-    security.add_argument(
-        "--insecure",
-        dest="insecure",
-        action="store_const",
-        const=True,
-        help="plaintext gRPC (the default for loopback and unix: addresses)",
-    )
-    security.add_argument(
-        "--tls", dest="insecure", action="store_const", const=False, help="TLS even for loopback"
-    )
-    connection.add_argument("--ca-cert", type=Path, help="PEM roots to verify the daemon's cert")
-    connection.add_argument("--client-cert", type=Path, help="mTLS: this client's certificate")
-    connection.add_argument("--client-key", type=Path, help="mTLS: this client's private key")
-    connection.add_argument(
-        "--token-file",
-        type=Path,
-        default=token_file_from_env(),
-        help=f"file holding the bearer token (default: ${TOKEN_FILE_ENV})",
-    )
+    add_connection_arguments(parser.add_argument_group("connection"))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -141,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         return _usage("--descriptions and --recursive go with --dir, not --manifest")
     try:
         jobs = _jobs(args)
-        settings = _channel_settings(args)
+        settings = read_channel_settings(args)
         check_settings(args.server, settings)
     except (InputError, CredentialsError, ChannelError) as error:
         return _usage(str(error))
@@ -168,24 +125,6 @@ def _jobs(args: argparse.Namespace) -> list[Job]:
         return jobs_from_manifest(args.manifest)
     descriptions = read_descriptions(args.descriptions)
     return jobs_from_folder(args.dir, descriptions, recursive=args.recursive)
-
-
-def _channel_settings(args: argparse.Namespace) -> ChannelSettings:
-    for flag, path in (
-        ("--ca-cert", args.ca_cert),
-        ("--client-cert", args.client_cert),
-        ("--client-key", args.client_key),
-    ):
-        if path is not None and not path.is_file():
-            raise ChannelError(f"{flag} {path}: no such file")
-    token = read_token_file(args.token_file) if args.token_file is not None else None
-    return ChannelSettings(
-        insecure=args.insecure,
-        ca_cert=args.ca_cert,
-        client_cert=args.client_cert,
-        client_key=args.client_key,
-        token=token,
-    )
 
 
 async def _run(args: argparse.Namespace, jobs: list[Job], settings: ChannelSettings) -> Summary:

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from holodesk.client.argtypes import non_negative_float
 from holodesk.client.cli import Command
 from holodesk.client.exit_codes import ExitCode
 from holodesk.client.replay.compare import DEFAULT_TOLERANCE
@@ -54,16 +55,6 @@ def _level(text: str) -> int:
     return value
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
-    return value
-
-
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("recording", type=Path, metavar="RECORDING", help="a recording directory")
     parser.add_argument("--backend", help="platform backend (default: this OS's own)")
@@ -87,7 +78,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--settle",
-        type=_seconds,
+        type=non_negative_float,
         default=DEFAULT_SETTLE_S,
         metavar="SECONDS",
         help="how long to wait for a screen to match before calling it a mismatch "

@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 from pathlib import Path
 
+from holodesk.client.argtypes import non_negative_float, non_negative_int
 from holodesk.client.capture import ALL_DISPLAYS, CaptureError, find_display
-from holodesk.client.channel import ChannelError, ChannelSettings, check_settings
+from holodesk.client.channel import ChannelError, check_settings
 from holodesk.client.cli import Command
+from holodesk.client.connection_args import (
+    SERVER_ENV,
+    add_connection_arguments,
+    add_server_argument,
+    read_channel_settings,
+)
 from holodesk.client.credentials import (
-    TOKEN_FILE_ENV,
     CredentialsError,
-    read_token_file,
-    token_file_from_env,
 )
 from holodesk.client.exit_codes import ExitCode, for_outcome
 from holodesk.client.reconnect import ReconnectPolicy
@@ -32,28 +35,6 @@ from holodesk.platform.base import Backend, Region
 from holodesk.platform.errors import PlatformError
 from holodesk.platform.safety.hotkeys import DEFAULT_EMERGENCY_STOP
 from holodesk.platform.select import open_backend
-
-SERVER_ENV = "HOLODESK_SERVER"
-
-
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
-
-
-def _non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
-    return value
 
 
 def _region(text: str) -> Region:
@@ -81,12 +62,7 @@ def _kinds(text: str) -> list[str]:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("task", nargs="+", help="what to do, in natural language")
-    parser.add_argument(
-        "--server",
-        default=os.environ.get(SERVER_ENV),
-        metavar="HOST:PORT|unix:PATH",
-        help=f"the daemon's address (default: ${SERVER_ENV})",
-    )
+    add_server_argument(parser)
     parser.add_argument("--backend", help="platform backend (default: this OS's own)")
     parser.add_argument(
         "--display",
@@ -94,7 +70,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="the display to show the agent, or 'all' for the whole desktop (default: primary)",
     )
     parser.add_argument(
-        "--max-steps", type=_non_negative, default=0, help="step limit (0: the daemon's default)"
+        "--max-steps", type=non_negative_int, default=0, help="step limit (0: the daemon's default)"
     )
     parser.add_argument("--policy", default="", help="daemon policy (default: the daemon's)")
     parser.add_argument(
@@ -108,40 +84,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _configure_connection(group: argparse._ArgumentGroup) -> None:
-    security = group.add_mutually_exclusive_group()
-    security.add_argument(
-        "--insecure",
-        dest="insecure",
-        action="store_const",
-        const=True,
-        help="plaintext gRPC (the default for loopback and unix: addresses)",
-    )
-    security.add_argument(
-        "--tls",
-        dest="insecure",
-        action="store_const",
-        const=False,
-        help="TLS even for a loopback address (the default for any other)",
-    )
-    group.add_argument("--ca-cert", type=Path, help="PEM roots to verify the daemon's TLS cert")
-    group.add_argument("--client-cert", type=Path, help="mTLS: this client's certificate (PEM)")
-    group.add_argument("--client-key", type=Path, help="mTLS: this client's private key (PEM)")
-    group.add_argument(
-        "--token-file",
-        type=Path,
-        default=token_file_from_env(),
-        help=f"file holding the bearer token for the daemon (default: ${TOKEN_FILE_ENV})",
-    )
+    add_connection_arguments(group)
     group.add_argument(
         "--reconnect-attempts",
-        type=_non_negative,
+        type=non_negative_int,
         default=ReconnectPolicy.max_attempts,
         metavar="N",
         help="tries to resume after a dropped connection (0: none; default: %(default)s)",
     )
     group.add_argument(
         "--reconnect-timeout",
-        type=_non_negative_float,
+        type=non_negative_float,
         default=ReconnectPolicy.max_elapsed_s,
         metavar="SECONDS",
         help="give up resuming after this long (default: %(default)s)",
@@ -185,7 +138,7 @@ def _configure_safety(group: argparse._ArgumentGroup) -> None:
     )
     group.add_argument(
         "--max-rate",
-        type=_non_negative_float,
+        type=non_negative_float,
         default=DEFAULT_MAX_ACTIONS_PER_SECOND,
         metavar="ACTIONS_PER_S",
         help="actions per second at most; more wait (0: no limit; default: %(default)s)",
@@ -209,13 +162,6 @@ def run(args: argparse.Namespace) -> int:
         return _usage("the task is empty")
     if not args.server:
         return _usage(f"no daemon address: pass --server HOST:PORT or set ${SERVER_ENV}")
-    for flag, path in (
-        ("--ca-cert", args.ca_cert),
-        ("--client-cert", args.client_cert),
-        ("--client-key", args.client_key),
-    ):
-        if path is not None and not path.is_file():
-            return _usage(f"{flag} {path}: no such file")
     try:
         options = session_options(args)
         check_settings(args.server, options.channel)
@@ -235,14 +181,7 @@ def run(args: argparse.Namespace) -> int:
 def session_options(args: argparse.Namespace, printer: Printer | None = None) -> SessionOptions:
     """The session's settings from the command line; ValueError (or kin) if inconsistent."""
     printer = printer or Printer()
-    token = read_token_file(args.token_file) if args.token_file is not None else None
-    channel = ChannelSettings(
-        insecure=args.insecure,
-        ca_cert=args.ca_cert,
-        client_cert=args.client_cert,
-        client_key=args.client_key,
-        token=token,
-    )
+    channel = read_channel_settings(args)
     denied = (() if args.no_default_denylist else DEFAULT_DENIED_CHORDS) + tuple(args.deny_chord)
     allowed = frozenset(kind for group in args.allow for kind in group) if args.allow else None
     safety = SafetySettings(

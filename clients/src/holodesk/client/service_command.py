@@ -13,13 +13,13 @@ import sys
 from pathlib import Path
 
 from holodesk.client.cli import Command
+from holodesk.client.connection_args import SERVER_ENV
 from holodesk.client.exit_codes import ExitCode
 from holodesk.platform.services.runner import ServiceError
 from holodesk.platform.services.select import ServiceManager, service_manager
 from holodesk.platform.services.spec import ServiceSpec
 
 DEFAULT_NAME = "holodesk-client"
-SERVER_ENV = "HOLODESK_SERVER"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

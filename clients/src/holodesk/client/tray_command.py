@@ -14,7 +14,12 @@ from pathlib import Path
 
 from holodesk.client.channel import ChannelError, ChannelSettings, check_settings
 from holodesk.client.cli import Command
-from holodesk.client.credentials import CredentialsError, read_token_file, token_file_from_env
+from holodesk.client.connection_args import (
+    SERVER_ENV,
+    add_connection_arguments,
+    read_channel_settings,
+)
+from holodesk.client.credentials import CredentialsError
 from holodesk.client.exit_codes import ExitCode
 from holodesk.client.session import SessionOptions
 from holodesk.client.tray.ask import ask_in_subprocess
@@ -23,8 +28,6 @@ from holodesk.client.tray.icon import TrayIcon, TrayUnavailableError
 from holodesk.client.tray.reports import default_record_dir, report_for
 from holodesk.client.tray.state import ServerProfile
 from holodesk.platform.select import open_backend
-
-SERVER_ENV = "HOLODESK_SERVER"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -44,10 +47,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=default_record_dir(),
         help="where sessions are recorded, for their reports (default: %(default)s)",
     )
-    parser.add_argument("--token-file", type=Path, default=token_file_from_env())
-    parser.add_argument("--ca-cert", type=Path, help="PEM roots to verify the daemon's TLS cert")
-    parser.add_argument("--client-cert", type=Path, help="mTLS: this client's certificate")
-    parser.add_argument("--client-key", type=Path, help="mTLS: this client's private key")
+    add_connection_arguments(parser.add_argument_group("connection"))
 
 
 def server_profiles(values: list[str], channel: ChannelSettings) -> list[ServerProfile]:
@@ -67,13 +67,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"holodesk tray: give --server or set ${SERVER_ENV}", file=sys.stderr)
         return int(ExitCode.USAGE)
     try:
-        token = read_token_file(args.token_file) if args.token_file else None
-        channel = ChannelSettings(
-            ca_cert=args.ca_cert,
-            client_cert=args.client_cert,
-            client_key=args.client_key,
-            token=token,
-        )
+        channel = read_channel_settings(args)
         profiles = server_profiles(args.server, channel)
     except (CredentialsError, ChannelError, ValueError) as error:
         print(f"holodesk tray: {error}", file=sys.stderr)
