@@ -58,6 +58,13 @@ class Step:
     observation: ObservationEvent | None
 
 
+def outcome_of(manifest: Manifest, end: EndEvent | None) -> str | None:
+    """The manifest's outcome, else the end event's (the writer may die between the two)."""
+    if manifest.outcome is not None:
+        return manifest.outcome
+    return end.outcome if end is not None else None
+
+
 class Recording:
     """One recording directory; events are read from disk on each call (a live recording grows)."""
 
@@ -178,11 +185,7 @@ class Recording:
 
     @property
     def outcome(self) -> str | None:
-        """The manifest's outcome, else the end event's (the writer may die between the two)."""
-        if self.manifest.outcome is not None:
-            return self.manifest.outcome
-        end = self.end
-        return end.outcome if end is not None else None
+        return outcome_of(self.manifest, self.end)
 
     @property
     def rewards(self) -> list[RewardEvent]:

@@ -27,7 +27,7 @@ from holodesk.data.format import (
     RecordingError,
     RewardEvent,
 )
-from holodesk.data.reader import Recording
+from holodesk.data.reader import Recording, outcome_of
 
 Json = dict[str, Any]
 
@@ -144,11 +144,7 @@ class LoadedRecording:
 
     @property
     def outcome(self) -> str | None:
-        """The manifest's outcome, else the end event's (the writer may die between the two)."""
-        if self.manifest.outcome is not None:
-            return self.manifest.outcome
-        end = self.end
-        return end.outcome if end is not None else None
+        return outcome_of(self.manifest, self.end)
 
     @property
     def reward(self) -> float | None:
