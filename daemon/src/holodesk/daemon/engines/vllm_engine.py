@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
 import logging
 import math
 from collections import deque
@@ -41,10 +40,9 @@ from holodesk.daemon.engines.base import (
     EngineError,
     GenerationRequest,
     GenerationResult,
-    ImagePart,
     Sample,
-    TextPart,
 )
+from holodesk.daemon.engines.chat import template_chat
 from holodesk.daemon.engines.vllm_args import check_engine_args, engine_arg_names
 
 log = logging.getLogger(__name__)
@@ -281,24 +279,14 @@ class VllmEngine:
         await asyncio.to_thread(llm.shutdown)
 
     def _render(self, messages: tuple[ChatMessage, ...]) -> RenderedPrompt:
-        images: list[Image.Image] = []
-        chat: list[dict[str, Any]] = []
-        for message in messages:
-            parts: list[dict[str, Any]] = []
-            for part in message.content:
-                if isinstance(part, TextPart):
-                    parts.append({"type": "text", "text": part.text})
-                else:
-                    images.append(_decode(part))
-                    parts.append({"type": "image"})
-            chat.append({"role": message.role, "content": parts})
+        chat = template_chat(messages)
         try:
             text = self._tokenizer.apply_chat_template(
-                chat, tokenize=False, add_generation_prompt=True
+                chat.messages, tokenize=False, add_generation_prompt=True
             )
         except Exception as exc:
             raise EngineError(f"the chat template of {self.model} failed: {exc}") from exc
-        return RenderedPrompt(str(text), tuple(images))
+        return RenderedPrompt(str(text), chat.images)
 
     @staticmethod
     def _sampling_params(request: GenerationRequest) -> Any:
@@ -342,14 +330,6 @@ def _sampled_logprobs(token_ids: tuple[int, ...], logprobs: Any) -> tuple[float,
             raise EngineError(f"vLLM returned no logprob for sampled token {token}")
         values.append(float(entry.logprob))
     return tuple(values)
-
-
-def _decode(part: ImagePart) -> Image.Image:
-    try:
-        with Image.open(io.BytesIO(part.data)) as image:
-            return image.convert("RGB")
-    except (OSError, ValueError) as exc:
-        raise EngineError(f"cannot decode a {part.mime_type} image: {exc}") from exc
 
 
 def _describe(exc: Exception) -> str:
