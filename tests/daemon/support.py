@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from PIL import Image, ImageDraw
 
 from holodesk.daemon.config import ServerConfig
@@ -32,6 +34,37 @@ from holodesk.proto.v1 import (
 
 # Hang guard for awaits in tests (never a timing assertion).
 GUARD_S = 30.0
+# The installed daemon command, for tests that run it as a process of its own.
+HOLODESKD = Path(sys.executable).with_name("holodeskd")
+
+
+async def spawn_holodeskd(*args: str) -> tuple[asyncio.subprocess.Process, str]:
+    """A real holodeskd on 127.0.0.1:0 (stdout and stderr piped) and the address it
+    prints on its first line; the caller stops the process."""
+    process = await asyncio.create_subprocess_exec(
+        str(HOLODESKD),
+        *("--listen", "127.0.0.1:0", *args),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert process.stdout is not None
+        line = (await asyncio.wait_for(process.stdout.readline(), GUARD_S)).decode()
+    except BaseException:
+        process.kill()
+        await process.wait()
+        raise
+    return process, line.rsplit(" ", 1)[-1].strip()
+
+
+async def wait_serving(channel: grpc.aio.Channel) -> None:
+    """Until the daemon's health says SERVING (its policy has started)."""
+    watch = health_pb2_grpc.HealthStub(channel).Watch(health_pb2.HealthCheckRequest(service=""))
+    while (await asyncio.wait_for(watch.read(), GUARD_S)).status != (
+        health_pb2.HealthCheckResponse.SERVING
+    ):
+        pass
+    watch.cancel()
 
 
 def image_bytes(width: int, height: int, fmt: str = "PNG") -> bytes:

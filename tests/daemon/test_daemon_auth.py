@@ -25,6 +25,7 @@ from holodesk.daemon.logredact import REDACTED, RedactingFilter, redact
 from holodesk.proto.v1 import agent_pb2, control_pb2, control_pb2_grpc
 from tests.daemon.support import (
     GUARD_S,
+    HOLODESKD,
     Daemon,
     Stream,
     bearer,
@@ -33,10 +34,10 @@ from tests.daemon.support import (
     rich_status,
     running_daemon,
     scripted_policy,
+    spawn_holodeskd,
     write_tokens,
 )
 
-HOLODESKD = Path(sys.executable).with_name("holodeskd")
 CLICK = holo({"action": "click", "x": 500, "y": 500})
 
 
@@ -175,17 +176,11 @@ async def test_the_real_daemon_never_prints_a_presented_token(tmp_path: Path) ->
     script = tmp_path / "script.json"
     script.write_text("[]")
     wrong = new_token()
-    process = await asyncio.create_subprocess_exec(
-        str(HOLODESKD),
-        *("--listen", "127.0.0.1:0", "--policy", "scripted", "--script", str(script)),
+    process, address = await spawn_holodeskd(
+        *("--policy", "scripted", "--script", str(script)),
         *("--tokens-file", str(tokens.path), "--log-level", "DEBUG"),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
     )
     try:
-        assert process.stdout is not None
-        line = (await asyncio.wait_for(process.stdout.readline(), GUARD_S)).decode()
-        address = line.rsplit(" ", 1)[-1].strip()
         async with grpc.aio.insecure_channel(address) as channel:
             control = control_pb2_grpc.ControlServiceStub(channel)
             for metadata in (bearer(wrong), tokens.metadata("bot")):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import sys
 from pathlib import Path
 
 import grpc
@@ -13,9 +12,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from holodesk.daemon.cli import build_parser, config_from_args
-from tests.daemon.support import GUARD_S, Stream, holo, make_frame
-
-HOLODESKD = Path(sys.executable).with_name("holodeskd")
+from tests.daemon.support import GUARD_S, HOLODESKD, Stream, holo, make_frame
 
 
 async def _spawn(*args: str) -> asyncio.subprocess.Process:

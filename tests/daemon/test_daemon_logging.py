@@ -8,7 +8,6 @@ import io
 import json
 import logging
 import re
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from holodesk.daemon import logs
 from holodesk.daemon.logredact import REDACTED
 from tests.daemon.support import (
     GUARD_S,
+    HOLODESKD,
     RecordingPolicy,
     Stream,
     holo,
@@ -29,7 +29,6 @@ from tests.daemon.support import (
     scripted_policy,
 )
 
-HOLODESKD = Path(sys.executable).with_name("holodeskd")
 CLICK = holo({"action": "click", "x": 500, "y": 500})
 ANSWER = holo({"action": "answer", "content": "done"})
 TOKEN = "hdk_" + "s3cretT0kenValue" * 2

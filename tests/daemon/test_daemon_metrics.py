@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import urllib.request
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from holodesk.daemon.policies.model import ModelPolicy
 from holodesk.proto.v1 import agent_pb2, control_pb2
 from tests.daemon.support import (
     GUARD_S,
+    HOLODESKD,
     Daemon,
     RecordingPolicy,
     Stream,
@@ -32,7 +32,6 @@ from tests.daemon.support import (
     write_tokens,
 )
 
-HOLODESKD = Path(sys.executable).with_name("holodeskd")
 CLICK = holo({"action": "click", "x": 500, "y": 500})
 ANSWER = holo({"action": "answer", "content": "done"})
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]

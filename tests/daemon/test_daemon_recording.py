@@ -15,7 +15,6 @@ from pathlib import Path
 import grpc
 import pytest
 from google.protobuf import json_format
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 from PIL import Image
 
 from holodesk.daemon.cli import build_parser, config_from_args
@@ -32,11 +31,12 @@ from tests.daemon.support import (
     ok_results,
     running_daemon,
     scripted_policy,
+    spawn_holodeskd,
+    wait_serving,
     wait_until,
     write_tokens,
 )
 
-HOLODESKD = Path(sys.executable).with_name("holodeskd")
 CLICK = holo({"action": "click", "x": 500, "y": 500})
 ASK = holo({"action": "ask_user", "question": "which file?"}, thought="need a name")
 WRITE = holo({"action": "write_element_abs", "content": "notes.txt", "x": 100, "y": 900})
@@ -415,26 +415,14 @@ async def test_sigterm_mid_session_leaves_complete_recordings(tmp_path: Path) ->
     script = tmp_path / "script.json"
     script.write_text(json.dumps([CLICK] * 5))
     root = tmp_path / "recordings"
-    process = await asyncio.create_subprocess_exec(
-        str(HOLODESKD),
-        *("--listen", "127.0.0.1:0", "--policy", "scripted", "--script", str(script)),
+    process, address = await spawn_holodeskd(
+        *("--policy", "scripted", "--script", str(script)),
         *("--record", "on", "--record-dir", str(root)),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
     )
     frames = [make_frame("f1", 96, 64), make_frame("f2", 96, 64)]
     try:
-        assert process.stdout is not None
-        line = (await asyncio.wait_for(process.stdout.readline(), GUARD_S)).decode()
-        address = line.rsplit(" ", 1)[-1].strip()
         async with grpc.aio.insecure_channel(address) as channel:
-            health = health_pb2_grpc.HealthStub(channel)
-            watch = health.Watch(health_pb2.HealthCheckRequest(service=""))
-            while (await asyncio.wait_for(watch.read(), GUARD_S)).status != (
-                health_pb2.HealthCheckResponse.SERVING
-            ):
-                pass
-            watch.cancel()
+            await wait_serving(channel)
             stream = Stream(channel)
             started = await stream.start("keep clicking")
             step1 = await stream.observe(frames[0])

@@ -6,11 +6,9 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import sys
 from pathlib import Path
 
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from holodesk.daemon.policies.base import Decision, StepContext
 from tests.daemon.support import (
@@ -20,10 +18,11 @@ from tests.daemon.support import (
     holo,
     make_frame,
     running_daemon,
+    spawn_holodeskd,
+    wait_serving,
     wait_until,
 )
 
-HOLODESKD = Path(sys.executable).with_name("holodeskd")
 CLICK = holo({"action": "click", "x": 500, "y": 500})
 FRAME = make_frame("f1", 64, 48)
 
@@ -120,24 +119,10 @@ async def test_sigterm_mid_session_with_a_detached_session_exits_zero(tmp_path: 
     detached session's token has nowhere to go."""
     script = tmp_path / "script.json"
     script.write_text(json.dumps([CLICK, CLICK]))
-    process = await asyncio.create_subprocess_exec(
-        str(HOLODESKD),
-        *("--listen", "127.0.0.1:0", "--policy", "scripted", "--script", str(script)),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
+    process, address = await spawn_holodeskd("--policy", "scripted", "--script", str(script))
     try:
-        assert process.stdout is not None
-        line = (await asyncio.wait_for(process.stdout.readline(), GUARD_S)).decode()
-        address = line.rsplit(" ", 1)[-1].strip()
         async with grpc.aio.insecure_channel(address) as channel:
-            health = health_pb2_grpc.HealthStub(channel)
-            watch = health.Watch(health_pb2.HealthCheckRequest(service=""))
-            while (await asyncio.wait_for(watch.read(), GUARD_S)).status != (
-                health_pb2.HealthCheckResponse.SERVING
-            ):
-                pass
-            watch.cancel()
+            await wait_serving(channel)
 
             live = Stream(channel)
             await live.start()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,14 +17,13 @@ from holodesk.daemon.server import serve
 from holodesk.proto.v1 import control_pb2, control_pb2_grpc
 from tests.daemon.support import (
     GUARD_S,
+    HOLODESKD,
     Stream,
     running_daemon,
     scripted_policy,
     write_tokens,
 )
 from tests.support.certs import CertificateAuthority, Issued
-
-HOLODESKD = Path(sys.executable).with_name("holodeskd")
 
 
 @dataclass(frozen=True)
