@@ -320,18 +320,23 @@ except UinputUnavailableError as error:
 """
 
 
-def test_no_permission_is_explained_for_real() -> None:
-    """As an unprivileged user, opening a device it may not write fails with the fix."""
-    devnode = _unwritable_char_device()
-    if devnode is None:
-        pytest.skip("no character device here that other users may not write")
+def test_no_permission_is_explained_for_real(tmp_path: Path) -> None:
+    """Opening a device node the process may not write fails with the fix."""
     if os.geteuid() == 0:
+        # Root ignores file modes; without CAP_DAC_OVERRIDE (dropped by setpriv) it is
+        # held to them, like any user. Staying uid 0 keeps the interpreter reachable
+        # even in a private (0700) checkout, which an unprivileged uid could not enter.
         setpriv = shutil.which("setpriv")
-        if setpriv is None:
-            pytest.skip("running as root without setpriv to drop privileges")
-        prefix = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+        assert setpriv, "setpriv (util-linux) is missing"
+        devnode = str(tmp_path / "uinput")
+        os.mknod(devnode, stat.S_IFCHR | 0o400, os.makedev(1, 3))  # /dev/null's numbers
+        drop = "-dac_override,-dac_read_search"
+        prefix = [setpriv, f"--bounding-set={drop}", f"--inh-caps={drop}"]
     else:
-        prefix = []
+        found = _unwritable_char_device()
+        if found is None:
+            pytest.skip("no character device here that this user may not write")
+        devnode, prefix = found, []
     result = subprocess.run(
         [*prefix, sys.executable, "-c", _PERMISSION_PROBE, devnode],
         capture_output=True,
