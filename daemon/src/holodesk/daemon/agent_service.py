@@ -11,7 +11,13 @@ from typing import Any
 from holodesk.daemon import convert
 from holodesk.daemon.auth import current_principal
 from holodesk.daemon.credentials import Role
-from holodesk.daemon.errors import DeadlineExceeded, InvalidArgument, NotFound, PermissionDenied
+from holodesk.daemon.errors import (
+    DeadlineExceeded,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    Unavailable,
+)
 from holodesk.daemon.frames import validate_frame
 from holodesk.daemon.interceptor import aclose
 from holodesk.daemon.policies.catalog import PolicyCatalog
@@ -52,6 +58,8 @@ class AgentService(agent_pb2_grpc.AgentServiceServicer):
     async def Locate(  # noqa: N802
         self, request: agent_pb2.LocateRequest, context: Any
     ) -> agent_pb2.LocateResponse:
+        if self._registry.shutting_down.is_set():
+            raise Unavailable("the daemon is shutting down", retry_after_s=5.0)
         if not request.HasField("frame"):
             raise InvalidArgument("frame", "required")
         descriptions = tuple(request.descriptions)

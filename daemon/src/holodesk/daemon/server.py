@@ -86,6 +86,7 @@ import os
 import socket
 import ssl
 import stat
+import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -173,7 +174,13 @@ class RunningServer:
         if dropped:
             log.info("dropped %d detached session(s)", dropped)
         self.policies_started.cancel()
-        await self.server.stop(grace)
+        # Keep the port open while the last steps finish, so that a session or Locate
+        # arriving now is refused by the daemon itself (UNAVAILABLE with RetryInfo):
+        # a gRPC core already stopping answers such calls CANCELLED or INTERNAL.
+        draining_since = time.monotonic()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.registry.wait_empty(), grace)
+        await self.server.stop(max(0.0, grace - (time.monotonic() - draining_since)))
         # Sessions whose RPCs the stop cut short, if their own cleanup has not run yet.
         self.registry.close("the daemon stopped")
         if self.recorder is not None:
