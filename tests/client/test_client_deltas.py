@@ -186,6 +186,9 @@ def test_a_small_change_is_one_small_patch_at_frame_resolution() -> None:
 
 def test_separate_changes_are_separate_patches_and_many_are_merged() -> None:
     screen = screen_of(800, 600)
+    # Busy enough that a full frame costs more than patches (a flat screen is a few
+    # bytes as an indexed PNG).
+    paint(screen, (0, 0, 800, 600), 9, noise=True)
     capturer = FrameCapturer(screen, FrameSpec(accept_deltas=True))
     capturer.capture()
     paint(screen, (10, 10, 20, 20), 1, noise=False)

@@ -19,6 +19,7 @@ from PIL import Image
 
 from holodesk.client.deltas import DeltaEncoder, FramePayload
 from holodesk.client.frames import Encoding, FrameSpec, SentFrame
+from holodesk.client.png import encode_png
 from holodesk.client.resize import Downsizer
 from holodesk.client.safety.redact import redact
 from holodesk.platform.base import DisplayInfo, Region, ScreenSource
@@ -60,13 +61,13 @@ def downsize(image: Image.Image, size: tuple[int, int]) -> Image.Image:
 
 
 def encode(image: Image.Image, encoding: Encoding, quality: int, png_level: int = 6) -> bytes:
+    if encoding is Encoding.PNG:
+        return encode_png(image, png_level)
     buffer = io.BytesIO()
     if encoding is Encoding.JPEG:
         image.save(buffer, "JPEG", quality=quality)
-    elif encoding is Encoding.WEBP:
-        image.save(buffer, "WEBP", quality=quality, method=4)
     else:
-        image.save(buffer, "PNG", compress_level=png_level)
+        image.save(buffer, "WEBP", quality=quality, method=4)
     return buffer.getvalue()
 
 

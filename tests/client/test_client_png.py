@@ -1,0 +1,85 @@
+"""Indexed PNG for frames (png.py): used only when exact, always decodes to the same
+RGB pixels, and smaller than RGB on screen-like images."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from PIL import Image, ImageDraw, ImageFont
+
+from holodesk.client.capture import encode
+from holodesk.client.frames import Encoding
+from holodesk.client.png import encode_png, exact_palette
+
+
+def decoded(data: bytes) -> tuple[str, np.ndarray]:
+    with Image.open(io.BytesIO(data)) as image:
+        return image.mode, np.asarray(image.convert("RGB"))
+
+
+def image_with_colours(width: int, height: int, colours: int, seed: int) -> Image.Image:
+    rng = np.random.default_rng(seed)
+    palette = rng.integers(0, 256, size=(colours, 3), dtype=np.uint8)
+    return Image.fromarray(palette[rng.integers(0, colours, size=(height, width))], "RGB")
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    width=st.integers(1, 90),
+    height=st.integers(1, 60),
+    colours=st.integers(1, 256),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_images_of_up_to_256_colours_go_out_indexed_and_exact(
+    width: int, height: int, colours: int, seed: int
+) -> None:
+    image = image_with_colours(width, height, colours, seed)
+    mode, pixels = decoded(encode_png(image))
+    assert mode == "P"
+    assert np.array_equal(pixels, np.asarray(image))
+
+
+@settings(max_examples=15, deadline=None)
+@given(extra=st.integers(1, 500), red=st.integers(0, 255))
+def test_images_of_more_colours_go_out_as_rgb_and_exact(extra: int, red: int) -> None:
+    count = 256 + extra  # one pixel per colour, every colour distinct
+    index = np.arange(count)
+    rgb = np.stack([np.full(count, red), index // 256, index % 256], axis=-1).astype(np.uint8)
+    image = Image.fromarray(rgb.reshape(1, count, 3), "RGB")
+    mode, pixels = decoded(encode_png(image))
+    assert mode == "RGB"
+    assert np.array_equal(pixels, np.asarray(image))
+
+
+def test_other_modes_are_encoded_as_they_are() -> None:
+    gray = Image.new("L", (20, 10), 128)
+    assert exact_palette(gray) is None
+    mode, _ = decoded(encode_png(gray))
+    assert mode == "L"
+
+
+def screen_like(width: int = 640, height: int = 400) -> Image.Image:
+    """Flat UI colours and anti-aliased text, as an app draws them."""
+    image = Image.new("RGB", (width, height), (246, 246, 248))
+    draw = ImageDraw.Draw(image)
+    draw.rectangle((0, 0, width, 28), fill=(40, 44, 52))
+    draw.rectangle((20, 60, 220, 90), fill=(255, 255, 255), outline=(120, 120, 130))
+    font = ImageFont.load_default(size=13)
+    words = "the quick brown fox jumps over the lazy dog report budget meeting "
+    for row in range(8, 24):
+        draw.text((240, row * 15), words * 2, fill=(30, 30, 30), font=font)
+    return image
+
+
+def test_a_screen_with_few_colours_is_smaller_indexed_and_decodes_identically() -> None:
+    screen = screen_like()
+    rgb = io.BytesIO()
+    screen.save(rgb, "PNG", compress_level=6)
+    indexed = encode(screen, Encoding.PNG, quality=0)
+    mode, pixels = decoded(indexed)
+    assert mode == "P"
+    assert np.array_equal(pixels, np.asarray(screen))
+    assert len(indexed) < len(rgb.getvalue()) * 0.7
