@@ -12,7 +12,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from holodesk.client.capture import encode
 from holodesk.client.frames import Encoding
-from holodesk.client.png import encode_png, exact_palette
+from holodesk.data.png import encode_png, exact_palette
 
 
 def decoded(data: bytes) -> tuple[str, np.ndarray]:

@@ -19,9 +19,9 @@ from PIL import Image
 
 from holodesk.client.deltas import DeltaEncoder, FramePayload
 from holodesk.client.frames import Encoding, FrameSpec, SentFrame
-from holodesk.client.png import encode_png
 from holodesk.client.resize import Downsizer
 from holodesk.client.safety.redact import redact
+from holodesk.data.png import encode_png
 from holodesk.platform.base import DisplayInfo, Region, ScreenSource
 
 ALL_DISPLAYS = "all"

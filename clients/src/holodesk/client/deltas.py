@@ -33,8 +33,8 @@ import numpy as np
 from PIL import Image, ImageChops
 
 from holodesk.client.frames import Encoding, FramePatch, FrameSpec
-from holodesk.client.png import encode_png
 from holodesk.client.resize import Box, Downsizer
+from holodesk.data.png import encode_png
 
 TILE = 32
 # Above this fraction of the frame changed, a full frame is cheaper to make and send.

@@ -32,6 +32,7 @@ from PIL import Image, UnidentifiedImageError
 from holodesk.daemon.errors import InvalidArgument
 from holodesk.daemon.frames import EncodedFrame, FrameLimits, ImageEncoding, read_header
 from holodesk.daemon.geometry import Rect, Size
+from holodesk.data.png import exact_palette
 
 log = logging.getLogger(__name__)
 
@@ -40,10 +41,12 @@ MAX_PATCHES = 1024
 # Patches may overlap (painted in order), but not repaint the frame many times over.
 MAX_PATCH_AREA = 4  # frames' worth of pixels
 # How rebuilt frames are stored: lossless (a later delta paints on exact pixels)
-# and fast. WebP lossless at its fastest effort encodes about as fast as PNG at
-# level 1, decodes as fast, and is 35-40% smaller (measured on text-dense screens
-# by bench_client_pipeline.py), which is what the history window holds.
-REBUILT_ENCODING = ImageEncoding.WEBP
+# and fast. Screens of up to 256 colours (most: see holodesk.data.png) as indexed
+# PNG at zlib level 1: 3-5x faster to encode than the RGB alternatives and what the
+# client sends, so a dialect that asks for PNG passes the frame through as it is.
+# Others as WebP lossless at its fastest effort: about as fast as RGB PNG level 1
+# and 35-40% smaller (bench_client_pipeline.py measures both).
+REBUILT_PNG_LEVEL = 1
 
 
 @dataclass(frozen=True)
@@ -188,22 +191,28 @@ def rebuild(delta: FrameDelta, base: EncodedFrame, where: str) -> EncodedFrame:
         field_name = f"{where}.patches[{index}].data"
         pixels = _decode(patch.data, field_name, "the patch")
         canvas.paste(pixels, (patch.rect.x, patch.rect.y))
+    encoding, data = encode_lossless(canvas)
     return EncodedFrame(
         frame_id=delta.frame_id,
         size=delta.size,
-        encoding=REBUILT_ENCODING,
-        data=encode_lossless(canvas),
+        encoding=encoding,
+        data=data,
         display_id=delta.display_id,
         source=delta.source,
         scale_factor=delta.scale_factor,
     )
 
 
-def encode_lossless(image: Image.Image) -> bytes:
+def encode_lossless(image: Image.Image) -> tuple[ImageEncoding, bytes]:
+    """Indexed PNG when the image has at most 256 colours, else WebP lossless."""
+    indexed = exact_palette(image)
     buffer = io.BytesIO()
+    if indexed is not None:
+        indexed.save(buffer, "PNG", compress_level=REBUILT_PNG_LEVEL)
+        return ImageEncoding.PNG, buffer.getvalue()
     # method 0 / quality 0: WebP's fastest lossless effort (still exact).
     image.save(buffer, "WEBP", lossless=True, method=0, quality=0)
-    return buffer.getvalue()
+    return ImageEncoding.WEBP, buffer.getvalue()
 
 
 def _decode(data: bytes, field_name: str, what: str) -> Image.Image:

@@ -1,5 +1,8 @@
 """Lossless PNG for screens: indexed (a palette) whenever that is exact.
 
+Shared by the client (frames and patches it sends) and the daemon (frames it
+rebuilds from deltas), so both store screens the same way.
+
 Desktops are flat UI colours and anti-aliased text, so a frame, even downsized,
 often holds no more than 256 distinct colours (198 to 254 on every screen of the
 client pipeline benchmark, 1280x800 to 4K, dense text or sparse). An indexed PNG of
