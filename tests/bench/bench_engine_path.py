@@ -270,21 +270,23 @@ def fresh_images(
     stamped desktop, encoded as the client sends it, then the dialect's model image),
     so they cost the same to decode; token counts and the window's repeats (each
     screenshot is in several consecutive prompts) stay as they were."""
-    swapped: dict[bytes, ImagePart] = {}
+    swapped: dict[int, ImagePart] = {}
     size = screens.size
 
     def swap(part: ContentPart) -> ContentPart:
         if not isinstance(part, ImagePart):
             return part
-        if part.data not in swapped:
+        # A frame's model image is one object in every prompt it appears in (the
+        # policy's image cache hands out the same part).
+        if id(part) not in swapped:
             index = len(swapped)
             data = screens.frame(f"{label} replay #{index}", index)
             frame = EncodedFrame(f"replay-{index}", size, ImageEncoding[screens.fmt], data)
             image = dialect.model_image(frame)
             if (image.width, image.height) != (part.width, part.height):
                 raise AssertionError(f"replay image {image} differs from {part}")
-            swapped[part.data] = image
-        return swapped[part.data]
+            swapped[id(part)] = image
+        return swapped[id(part)]
 
     return [
         [

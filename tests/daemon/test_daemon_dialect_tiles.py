@@ -148,8 +148,9 @@ def test_holotron_sends_the_model_the_grid_sized_image() -> None:
     frame = EncodedFrame("f", Size(1820, 1024), ImageEncoding.JPEG, image_bytes(1820, 1024, "JPEG"))
     part = dialect.model_image(frame)
     assert (part.width, part.height) == (2048, 1024)
-    with Image.open(io.BytesIO(part.data)) as decoded:
-        assert decoded.size == (2048, 1024)
+    assert part.pixels().size == (2048, 1024)
+    with Image.open(io.BytesIO(part.encoded())) as decoded:  # what a remote engine gets
+        assert (decoded.format, decoded.size) == ("PNG", (2048, 1024))
 
 
 def test_frame_spec_narrows_to_the_grid_when_the_screen_is_known() -> None:

@@ -350,11 +350,7 @@ def test_history_is_replayed_as_the_models_own_turns() -> None:
         "Thought: Copy.\nAction: hotkey(key='ctrl c')\n\n"
         "scroll(start_box='<|box_start|>(966,546)<|box_end|>', direction='down')"
     )
-    assert [m.images for m in messages if m.images] == [
-        (_image(2),),
-        (_image(3),),
-        (_image(4),),
-    ]
+    assert [m.images for m in messages if m.images] == [(image,) for image in images]
 
 
 def test_earlier_steps_beyond_the_limit_are_dropped() -> None:
@@ -371,9 +367,10 @@ def test_a_user_reply_goes_with_the_screen_now() -> None:
         "s", "t", 2, frames=_frames(2), history=(_step(1, "Need the code.", AskUser("?")),),
         user_reply="It is 1234",
     )  # fmt: skip
-    messages = UITARS.step_messages(context, (_image(2),))
+    screen = _image(2)
+    messages = UITARS.step_messages(context, (screen,))
     assert messages[-1].role == "user"
-    assert messages[-1].images == (_image(2),)
+    assert messages[-1].images == (screen,)
     assert "It is 1234" in messages[-1].text
     assert messages[-2].text == "Thought: Need the code.\nAction: call_user()"
 

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import io
+
+import numpy as np
+from PIL import Image
 
 from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.engines.base import ImagePart
@@ -12,7 +16,15 @@ from holodesk.daemon.geometry import Size
 from holodesk.daemon.policies.base import StepContext
 from holodesk.daemon.policies.image_cache import ModelImageCache
 from holodesk.daemon.policies.model import ModelPolicy
-from tests.daemon.support import holo, image_bytes
+from holodesk.proto.v1 import agent_pb2
+from tests.daemon.support import (
+    holo,
+    image_bytes,
+    make_frame,
+    ok_results,
+    running_daemon,
+    wait_until,
+)
 
 
 def _frame(frame_id: str) -> EncodedFrame:
@@ -66,3 +78,42 @@ def test_a_session_makes_each_frame_image_once() -> None:
     assert (cache.misses, cache.hits) == (4, 5)
     asyncio.run(policy.abort("s"))
     assert cache.bytes == 0
+
+
+async def test_a_session_that_ends_leaves_no_images_behind() -> None:
+    """A session that ends normally (here: the model answers) drops its model images,
+    which are pixels (~6 MiB each at 2048x1024): a long-running daemon does not sit
+    on finished sessions' windows until the bound pushes them out."""
+    outputs = [
+        holo({"action": "click", "x": 10, "y": 10}),
+        holo({"action": "answer", "content": "ok"}),
+    ]
+    policy = ModelPolicy(get_dialect("holotron"), ScriptedEngine(outputs), name="holotron")
+    async with running_daemon([policy]) as daemon:
+        stream = daemon.stream()
+        await stream.start()
+        step = (await stream.observe(make_frame("f1", 1280, 720))).actions
+        assert policy.image_cache.bytes > 0  # held while the session runs
+        ended = (await stream.observe(make_frame("f2", 1280, 720), ok_results(step))).ended
+        assert ended.outcome == agent_pb2.SESSION_OUTCOME_SUCCEEDED
+        await stream.finished_ok()
+        await wait_until(lambda: policy.image_cache.bytes == 0, "the images dropped")
+
+
+def test_image_parts_hold_bytes_or_pixels_and_give_either() -> None:
+    png = image_bytes(64, 48)
+    as_sent = ImagePart(png, "image/png", 64, 48)
+    assert as_sent.encoded() is png
+    assert as_sent.nbytes == len(png)
+    pixels = as_sent.pixels()
+    resized = ImagePart.of_pixels(pixels, "image/png")
+    assert resized.pixels() is resized.image
+    assert resized.nbytes == 64 * 48 * 3
+    encoded = resized.encoded()
+    assert encoded is resized.encoded()  # encoded once
+    with Image.open(io.BytesIO(encoded)) as image:
+        assert image.format == "PNG"
+        assert np.array_equal(np.asarray(image.convert("RGB")), np.asarray(pixels))
+    lossy = ImagePart.of_pixels(pixels, "image/jpeg", quality=50)
+    with Image.open(io.BytesIO(lossy.encoded())) as image:
+        assert (image.format, image.size) == ("JPEG", (64, 48))

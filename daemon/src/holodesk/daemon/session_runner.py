@@ -510,6 +510,9 @@ class SessionRunner:
                 )
                 return
             log.info("session %s dropped (stream ended before the session)", session.session_id)
+        else:
+            # Ended: what the policy keeps for it (a ModelPolicy's model images) can go.
+            await self._abort_policy()
         self._registry.remove(session.session_id)
 
     async def _abort_policy(self) -> None:

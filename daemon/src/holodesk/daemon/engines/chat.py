@@ -9,7 +9,6 @@ for the processor or engine that expands each placeholder.
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,7 +43,6 @@ def template_chat(messages: tuple[ChatMessage, ...], *, decode: bool = True) -> 
 
 def decode_image(part: ImagePart) -> Image.Image:
     try:
-        with Image.open(io.BytesIO(part.data)) as image:
-            return image.convert("RGB")
+        return part.pixels()
     except (OSError, ValueError) as exc:
         raise EngineError(f"cannot decode a {part.mime_type} image: {exc}") from exc

@@ -50,7 +50,7 @@ def schema_name(schema: Mapping[str, Any]) -> str:
 
 
 def image_url(image: ImagePart) -> str:
-    return f"data:{image.mime_type};base64,{base64.b64encode(image.data).decode('ascii')}"
+    return f"data:{image.mime_type};base64,{base64.b64encode(image.encoded()).decode('ascii')}"
 
 
 def message_json(message: ChatMessage) -> dict[str, Any]:

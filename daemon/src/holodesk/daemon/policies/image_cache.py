@@ -1,11 +1,15 @@
 """The model's images of recent frames, kept so each frame is resized once.
 
 Every step shows the model the whole history window (3 frames for holotron), and
-making a model image (decode, resize to the dialect's grid, encode) is the most
-expensive thing the daemon does per step: ~140 ms for a 1080p screen. Only the
-newest frame of a window is new, so the others come from here. The cache is shared
-by all sessions and bounded in bytes: past the bound the least recently used images
-go, and are simply made again if needed, so memory stays flat at any session count.
+making a model image (decode, resize to the dialect's grid) is the most expensive
+thing the daemon does per step: ~65 ms for a 1080p screen. Only the newest frame of
+a window is new, so the others come from here. Images are kept as pixels, which is
+what in-process engines take (encoding them for the cache and decoding them again
+for vLLM cost twice the resize), so an entry is ~6 MiB at 2048x1024: the default
+bound holds the windows of ~55 sessions. The cache is shared by all sessions,
+drops a session's images when it ends, and is bounded in bytes: past the bound the
+least recently used images go, and are simply made again if needed, so memory
+stays flat at any session count.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from collections.abc import Callable
 from holodesk.daemon.engines.base import ImagePart
 from holodesk.daemon.frames import EncodedFrame
 
-DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
 
 
 class ModelImageCache:
@@ -55,10 +59,10 @@ class ModelImageCache:
     def drop_session(self, session_id: str) -> None:
         with self._lock:
             for key in [k for k in self._images if k[0] == session_id]:
-                self._bytes -= len(self._images.pop(key).data)
+                self._bytes -= self._images.pop(key).nbytes
 
     def _put(self, key: tuple[str, str], image: ImagePart) -> None:
-        size = len(image.data)
+        size = image.nbytes
         with self._lock:
             if size > self.max_bytes or key in self._images:
                 return
@@ -66,4 +70,4 @@ class ModelImageCache:
             self._bytes += size
             while self._bytes > self.max_bytes:
                 _, evicted = self._images.popitem(last=False)
-                self._bytes -= len(evicted.data)
+                self._bytes -= evicted.nbytes
