@@ -61,7 +61,7 @@ from holodesk.daemon.geometry import Size
 from holodesk.daemon.policies.ocr.policy import OcrPolicy
 from holodesk.daemon.policies.ocr.reader import ReaderConfig, read_text
 from holodesk.daemon.policies.ocr.tesseract import TesseractConfig
-from holodesk.platform.base import Backend, DisplayInfo, Region, ScreenSource
+from holodesk.platform.base import Backend, DisplayInfo, Grab, Region, ScreenSource
 from holodesk.platform.select import open_backend
 from holodesk.proto.v1 import frame_pb2
 from tests.bench.common import Figure, Report, kib, parser, reproduce_command, series
@@ -109,6 +109,11 @@ class RecordingScreen(ScreenSource):
     def grab(self, region: Region) -> Image.Image:
         self.last = self.inner.grab(region)
         return self.last
+
+    def grab_since(self, region: Region, previous: Grab | None = None) -> Grab:
+        grab = self.inner.grab_since(region, previous)
+        self.last = grab.image
+        return grab
 
     def virtual_desktop(self) -> Region:
         return self.inner.virtual_desktop()

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from holodesk.client import convert as client_convert
-from holodesk.client.capture import FrameCapturer, downsize, fit_size
-from holodesk.client.deltas import MAX_PATCHES, merge_boxes, tile_boxes
+from holodesk.client.capture import FrameCapturer, downsize, encode_within, fit_size
+from holodesk.client.deltas import MAX_PATCHES, DeltaEncoder, merge_boxes, tile_boxes
 from holodesk.client.frames import Encoding, FrameSpec, SentFrame
 from holodesk.client.resize import Box, Downsizer
 from holodesk.daemon import convert as daemon_convert
@@ -119,6 +119,42 @@ def test_the_rebuilt_frame_is_the_clients_full_downsized_frame(scenario: Scenari
         assert rebuilt.frame_id == sent.frame_id
         assert (rebuilt.size.width, rebuilt.size.height) == size
         np.testing.assert_array_equal(pixels(rebuilt.data), expected)
+
+
+def _changed_rows(before: np.ndarray, after: np.ndarray) -> tuple[int, int]:
+    rows = np.flatnonzero((before != after).any(axis=(1, 2)))
+    return (int(rows[0]), int(rows[-1]) + 1) if rows.size else (0, 0)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario=scenarios(), widen=st.integers(0, 50))
+def test_changed_rows_from_the_screen_source_give_the_same_frames(
+    scenario: Scenario, widen: int
+) -> None:
+    """A Grab's changed rows (exact, or wider than the change) only narrow the search:
+    the encoder sends exactly what it sends when it compares whole screens."""
+    screen = screen_of(scenario.width, scenario.height)
+    paint(screen, (0, 0, scenario.width // 2, scenario.height // 2), 1, noise=True)
+    spec = FrameSpec(max_width=scenario.box[0], encoding=Encoding.PNG, accept_deltas=True)
+    size = fit_size(scenario.width, scenario.height, spec.max_width, spec.max_height)
+
+    def encoder() -> DeltaEncoder:
+        return DeltaEncoder(spec, lambda frame: encode_within(frame, spec))
+
+    compared, exact, wide = encoder(), encoder(), encoder()
+    before = np.asarray(screen.image).copy()
+    for index, changes in enumerate(((), *scenario.steps)):
+        for left, top, right, bottom, seed, noise in changes:
+            paint(screen, (left, top, right, bottom), seed, noise)
+        image = screen.image.copy()
+        after = np.asarray(image)
+        top, bottom = _changed_rows(before, after)
+        wider = (0, 0) if top == bottom else (max(0, top - widen), bottom + widen)
+        frame_id, geometry = f"f{index}", "main"
+        sent = compared.encode(image, size, frame_id, geometry)
+        assert exact.encode(image, size, frame_id, geometry, (top, bottom)) == sent
+        assert wide.encode(image, size, frame_id, geometry, wider) == sent
+        before = after
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -30,7 +30,7 @@ from holodesk.daemon.geometry import Size
 from holodesk.daemon.policies.base import Decision, StepContext
 from holodesk.daemon.policies.model import ModelPolicy
 from holodesk.daemon.server import serve
-from holodesk.platform.base import DisplayInfo, Region, ScreenSource
+from holodesk.platform.base import DisplayInfo, Grab, Region, ScreenSource
 from holodesk.platform.select import open_backend
 from tests.support.probe import ProbeApp
 
@@ -55,6 +55,13 @@ class RecordingScreen(ScreenSource):
         image = self.inner.grab(region)
         self.grabs.append(image.convert("RGB"))
         return image
+
+    def grab_since(self, region: Region, previous: Grab | None = None) -> Grab:
+        # The X11 source's incremental path (its images equal full grabs:
+        # tests/platform/test_x11_grab_since.py).
+        grab = self.inner.grab_since(region, previous)
+        self.grabs.append(grab.image.convert("RGB"))
+        return grab
 
     def virtual_desktop(self) -> Region:
         return self.inner.virtual_desktop()

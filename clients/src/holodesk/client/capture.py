@@ -22,7 +22,7 @@ from holodesk.client.frames import Encoding, FrameSpec, SentFrame
 from holodesk.client.resize import Downsizer
 from holodesk.client.safety.redact import redact
 from holodesk.data.png import encode_png
-from holodesk.platform.base import DisplayInfo, Region, ScreenSource
+from holodesk.platform.base import DisplayInfo, Grab, Region, ScreenSource
 
 ALL_DISPLAYS = "all"
 
@@ -112,6 +112,7 @@ class FrameCapturer:
             if spec.accept_deltas
             else None
         )
+        self._last_grab: Grab | None = None
 
     @property
     def spec(self) -> FrameSpec:
@@ -132,9 +133,17 @@ class FrameCapturer:
     def capture(self) -> SentFrame:
         display_id, region, scale = self.source()
         captured_at = datetime.now(UTC)
-        image = self._screen.grab(region)
+        grab: Grab | None = None
+        if self._deltas is None:
+            image = self._screen.grab(region)
+        else:
+            # The source may know which rows changed since the last frame: only they
+            # are then compared and re-encoded.
+            grab = self._screen.grab_since(region, self._last_grab)
+            image = grab.image
         if image.mode != "RGB":
             image = image.convert("RGB")
+        # Redaction paints the same boxes every frame: changed rows stay as they were.
         image = redact(image, region, self._redacted)
         width, height = fit_size(
             region.width, region.height, self._spec.max_width, self._spec.max_height
@@ -145,7 +154,9 @@ class FrameCapturer:
             encoded = FramePayload(self._spec.encoding, data)
         else:
             geometry = (display_id, region, scale)
-            encoded = self._deltas.encode(image, (width, height), frame_id, geometry)
+            changed_rows = grab.changed_rows if grab is not None else None
+            encoded = self._deltas.encode(image, (width, height), frame_id, geometry, changed_rows)
+            self._last_grab = grab  # only once encoded: the hint is against its screen
         return SentFrame(
             frame_id=frame_id,
             width=width,

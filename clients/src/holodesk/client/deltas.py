@@ -112,7 +112,8 @@ def tile_boxes(grid: np.ndarray, tile: int, width: int, height: int) -> list[Box
                 min(height, (bottom + 1) * tile),
             )
         )
-    return merge_boxes(boxes)
+    # In screen order: the components come out of a set, and merging depends on order.
+    return merge_boxes(sorted(boxes, key=lambda box: (box.top, box.left)))
 
 
 def merge_boxes(boxes: list[Box], max_boxes: int = MAX_PATCHES) -> list[Box]:
@@ -203,12 +204,19 @@ class DeltaEncoder:
         self._frame = None
 
     def encode(
-        self, screen: Image.Image, size: tuple[int, int], frame_id: str, geometry: Hashable
+        self,
+        screen: Image.Image,
+        size: tuple[int, int],
+        frame_id: str,
+        geometry: Hashable,
+        changed_rows: tuple[int, int] | None = None,
     ) -> FramePayload:
         """Encode this screen (RGB, full resolution) as the frame `frame_id`.
 
         `geometry` names where it came from (display, region, scale): a delta is
-        only made on a base of the same geometry and size.
+        only made on a base of the same geometry and size. `changed_rows`, when the
+        screen source knew it (platform Grab): rows [top, bottom) outside which this
+        screen equals the one of the previous call; only they are compared.
         """
         if (
             self._downsizer is None
@@ -219,7 +227,7 @@ class DeltaEncoder:
             self.reset()
         delta = None
         if self._base_id and geometry == self._geometry and self._screen is not None:
-            delta = self._delta(screen)
+            delta = self._delta(screen, changed_rows)
         if delta is None:
             delta = self._full(screen)
         self._base_id, self._geometry, self._screen = frame_id, geometry, screen
@@ -233,22 +241,35 @@ class DeltaEncoder:
         self._full_bytes = len(data)
         return FramePayload(self._spec.encoding, data)
 
-    def _delta(self, screen: Image.Image) -> FramePayload | None:
+    def _delta(
+        self, screen: Image.Image, changed_rows: tuple[int, int] | None
+    ) -> FramePayload | None:
         """Patches on the base, or None when a full frame is the better choice."""
         assert self._screen is not None
         assert self._frame is not None
         assert self._downsizer is not None
         width, height = screen.size
         tiles = (-(-height // self._tile)) * (-(-width // self._tile))
-        difference = ImageChops.difference(self._screen, screen)
+        top, bottom = (0, height) if changed_rows is None else changed_rows
+        if bottom <= top:
+            return FramePayload(self._spec.encoding, base_frame_id=self._base_id)
+        # Whole rows of tiles, so that the band's grid lines up with the screen's.
+        top = top // self._tile * self._tile
+        bottom = min(height, -(-bottom // self._tile) * self._tile)
+        if (top, bottom) == (0, height):
+            difference = ImageChops.difference(self._screen, screen)
+        else:
+            band = (0, top, width, bottom)
+            difference = ImageChops.difference(self._screen.crop(band), screen.crop(band))
         grid = changed_tiles(difference, self._tile, limit=int(tiles * FULL_FRAME_FRACTION))
         if grid is None:
             return None
         changed: list[Box] = []
-        for box in tile_boxes(grid, self._tile, width, height):
+        for box in tile_boxes(grid, self._tile, width, bottom - top):
             exact = tighten(difference, box)
             if exact is not None:
-                changed.append(self._downsizer.affected(exact))
+                on_screen = Box(exact.left, exact.top + top, exact.right, exact.bottom + top)
+                changed.append(self._downsizer.affected(on_screen))
         targets = merge_boxes([box for box in changed if box.area], max_boxes=MAX_PATCHES)
         frame_area = self._frame.width * self._frame.height
         if sum(box.area for box in targets) > frame_area * FULL_FRAME_FRACTION:

@@ -15,7 +15,7 @@ import enum
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from PIL import Image
 
@@ -82,6 +82,22 @@ MODIFIER_KEYS = MODIFIERS
 BUTTONS_PER_CLICK = range(1, 4)
 
 
+@dataclass(frozen=True)
+class Grab:
+    """A capture of a region, and what changed since the capture it was compared with.
+
+    `image` is shared, not copied, when nothing changed: treat it as read-only.
+    """
+
+    region: Region
+    image: Image.Image
+    # Rows [top, bottom) of `image` outside which it equals the previous grab's
+    # image; (0, 0): nothing changed; None: not known (compare the images).
+    changed_rows: tuple[int, int] | None = None
+    # The source's own record of this capture, for the next comparison.
+    token: object = field(default=None, repr=False, compare=False)
+
+
 class ScreenSource(ABC):
     """Reads the screen."""
 
@@ -92,6 +108,11 @@ class ScreenSource(ABC):
     @abstractmethod
     def grab(self, region: Region) -> Image.Image:
         """An RGB image of the region, one image pixel per physical pixel."""
+
+    def grab_since(self, region: Region, previous: Grab | None = None) -> Grab:
+        """`grab`, also saying which rows changed since `previous` (a Grab of this
+        source) where the source can tell cheaply; by default it cannot."""
+        return Grab(region, self.grab(region))
 
     def virtual_desktop(self) -> Region:
         """The bounding box of all displays."""

@@ -8,7 +8,7 @@ from typing import Any
 from PIL import Image
 from Xlib import Xatom
 
-from holodesk.platform.base import DisplayInfo, Region, ScreenSource
+from holodesk.platform.base import DisplayInfo, Grab, Region, ScreenSource
 from holodesk.platform.mss_grabber import MssGrabber
 
 # X11 has one scale for the whole screen: the Xft.dpi resource desktops set for HiDPI.
@@ -40,10 +40,17 @@ class X11Screen(ScreenSource):
         return sorted(displays, key=lambda display: not display.primary)
 
     def grab(self, region: Region) -> Image.Image:
+        self._check(region)
+        return self._grabber.grab(region.x, region.y, region.width, region.height, region)
+
+    def grab_since(self, region: Region, previous: Grab | None = None) -> Grab:
+        self._check(region)
+        return self._grabber.grab_since(region, region, previous)
+
+    def _check(self, region: Region) -> None:
         screen = self._screen_region()
         if region.width == 0 or region.height == 0 or not screen.contains_region(region):
             raise ValueError(f"cannot grab {region}: it must be non-empty and inside {screen}")
-        return self._grabber.grab(region.x, region.y, region.width, region.height, region)
 
     def close(self) -> None:
         self._grabber.close()
