@@ -38,7 +38,8 @@ class ImagePart:
 
     @classmethod
     def of_pixels(cls, image: Image.Image, mime_type: str, quality: int = 90) -> ImagePart:
-        return cls(b"", mime_type, image.width, image.height, image.convert("RGB"), quality)
+        rgb = image if image.mode == "RGB" else image.convert("RGB")
+        return cls(b"", mime_type, image.width, image.height, rgb, quality)
 
     @property
     def nbytes(self) -> int:
