@@ -70,7 +70,7 @@ class Dialect:
         return self._resize.image_tokens(frame_size)
 
     def model_image(self, frame: EncodedFrame) -> ImagePart:
-        """Decode, resize, re-encode: CPU work, run it in a thread."""
+        """Decode and resize (pixels; encoded only for a remote engine): run it in a thread."""
         return images.model_image(
             frame,
             self.geometry(frame.size),

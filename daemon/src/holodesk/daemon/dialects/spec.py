@@ -138,7 +138,7 @@ class DialectSpec(BaseModel):
     parser: str
     coordinates: CoordinateConvention
     resize: ResizeSpec = ResizeSpec()
-    # How the daemon encodes model images (after resizing).
+    # How model images are encoded for engines that take bytes (remote ones).
     model_image_encoding: ImageEncoding = ImageEncoding.PNG
     model_image_quality: int = Field(default=90, ge=1, le=100)
     frame: FrameRequest = FrameRequest()
