@@ -64,6 +64,12 @@ class Command:
     description: str = ""
 
 
+def command_error(command: str, message: object, code: int = ExitCode.USAGE) -> int:
+    """Say on stderr why `holodesk <command>` stopped; returns its exit status."""
+    print(f"holodesk {command}: error: {message}", file=sys.stderr)
+    return code
+
+
 def load_commands(
     modules: Sequence[str] = COMMAND_MODULES,
     group: str | None = ENTRY_POINT_GROUP,

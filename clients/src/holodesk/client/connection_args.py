@@ -16,6 +16,8 @@ from holodesk.client.credentials import (
 )
 
 SERVER_ENV = "HOLODESK_SERVER"
+# What a command says when neither --server nor $SERVER_ENV names a daemon.
+NO_SERVER = f"no daemon address: pass --server HOST:PORT or set ${SERVER_ENV}"
 
 
 def add_server_argument(

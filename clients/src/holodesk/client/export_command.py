@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from holodesk.client.cli import Command
+from holodesk.client.cli import Command, command_error
 from holodesk.client.exit_codes import ExitCode
 from holodesk.data.export import (
     DATASET_FILES,
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         paths = find_recordings(args.recordings)
     except RecordingError as error:
-        return _usage(str(error))
+        return command_error("export", str(error))
 
     def progress(recording: LoadedRecording, rows: int) -> None:
         print(f"  {recording.recording_id}: {rows} row(s)", file=sys.stderr)
@@ -117,8 +117,7 @@ def run(args: argparse.Namespace) -> int:
             on_recording=progress,
         )
     except RecordingError as error:
-        print(f"holodesk export: error: {error}", file=sys.stderr)
-        return ExitCode.FAILED
+        return command_error("export", error, ExitCode.FAILED)
     for recording_id, why in summary.skipped:
         print(f"  skipped {recording_id}: {why}", file=sys.stderr)
     print(
@@ -131,11 +130,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _flat(groups: list[list[str]] | None) -> frozenset[str]:
     return frozenset(name for group in groups or [] for name in group)
-
-
-def _usage(message: str) -> int:
-    print(f"holodesk export: error: {message}", file=sys.stderr)
-    return ExitCode.USAGE
 
 
 COMMAND = Command(

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from holodesk.client.argtypes import positive_float, positive_int
 from holodesk.client.channel import ChannelError, ChannelSettings, check_settings, open_channel
-from holodesk.client.cli import Command
+from holodesk.client.cli import Command, command_error
 from holodesk.client.connection_args import (
-    SERVER_ENV,
+    NO_SERVER,
     add_connection_arguments,
     add_server_argument,
     read_channel_settings,
@@ -89,21 +89,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if not args.server:
-        return _usage(f"no daemon address: pass --server HOST:PORT or set ${SERVER_ENV}")
+        return command_error("locate", NO_SERVER)
     if (args.dir is None) == (args.manifest is None):
-        return _usage("give either --dir (with --descriptions) or --manifest")
+        return command_error("locate", "give either --dir (with --descriptions) or --manifest")
     if args.dir is not None and args.descriptions is None:
-        return _usage("--dir needs --descriptions FILE (one description per line)")
+        return command_error("locate", "--dir needs --descriptions FILE (one description per line)")
     if args.manifest is not None and (args.descriptions is not None or args.recursive):
-        return _usage("--descriptions and --recursive go with --dir, not --manifest")
+        return command_error(
+            "locate", "--descriptions and --recursive go with --dir, not --manifest"
+        )
     try:
         jobs = _jobs(args)
         settings = read_channel_settings(args)
         check_settings(args.server, settings)
     except (InputError, CredentialsError, ChannelError) as error:
-        return _usage(str(error))
+        return command_error("locate", str(error))
     if not args.out.parent.is_dir():
-        return _usage(f"--out {args.out}: no such folder {args.out.parent}")
+        return command_error("locate", f"--out {args.out}: no such folder {args.out.parent}")
     try:
         summary = asyncio.run(_run(args, jobs, settings))
     except DaemonError as error:
@@ -146,11 +148,6 @@ async def _run(args: argparse.Namespace, jobs: list[Job], settings: ChannelSetti
         )
     finally:
         await channel.close()
-
-
-def _usage(message: str) -> int:
-    print(f"holodesk locate: error: {message}", file=sys.stderr)
-    return ExitCode.USAGE
 
 
 COMMAND = Command(

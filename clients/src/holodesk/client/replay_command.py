@@ -17,7 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from holodesk.client.argtypes import non_negative_float
-from holodesk.client.cli import Command
+from holodesk.client.cli import Command, command_error
 from holodesk.client.exit_codes import ExitCode
 from holodesk.client.replay.compare import DEFAULT_TOLERANCE
 from holodesk.client.replay.runner import (
@@ -108,13 +108,11 @@ def run(args: argparse.Namespace) -> int:
         )
         recording = LoadedRecording.load(args.recording)
     except (RecordingError, ValueError) as error:
-        print(f"holodesk replay: error: {error}", file=sys.stderr)
-        return ExitCode.USAGE
+        return command_error("replay", error)
     try:
         options = backend_options(args.backend, args.url, recording)
     except ValueError as error:
-        print(f"holodesk replay: error: {error}", file=sys.stderr)
-        return ExitCode.USAGE
+        return command_error("replay", error)
     try:
         backend = open_backend(args.backend, **options)
     except PlatformError as error:
@@ -127,8 +125,7 @@ def run(args: argparse.Namespace) -> int:
             recording, backend, settings, on_step=lambda s: console.print(_line(s))
         ).run()
     except (ReplayError, RecordingError) as error:
-        print(f"holodesk replay: error: {error}", file=sys.stderr)
-        return ExitCode.FAILED
+        return command_error("replay", error, ExitCode.FAILED)
     except KeyboardInterrupt:
         print("holodesk replay: interrupted", file=sys.stderr)
         return ExitCode.CANCELLED

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from holodesk.client.cli import Command
+from holodesk.client.cli import Command, command_error
 from holodesk.client.exit_codes import ExitCode
 from holodesk.data.format import RecordingError
 from holodesk.data.report import ReportOptions, write_report
@@ -45,14 +44,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         recording = LoadedRecording.load(args.recording)
     except RecordingError as error:
-        print(f"holodesk report: error: {error}", file=sys.stderr)
-        return ExitCode.USAGE
+        return command_error("report", error)
     out: Path = args.out or Path(f"{recording.recording_id}.html")
     try:
         written = write_report(recording, out, ReportOptions(max_image_width=args.max_image_width))
     except OSError as error:
-        print(f"holodesk report: error: cannot write {out}: {error}", file=sys.stderr)
-        return ExitCode.FAILED
+        return command_error("report", f"cannot write {out}: {error}", ExitCode.FAILED)
     print(written)
     return ExitCode.SUCCEEDED
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from holodesk.client.argtypes import non_negative_float, non_negative_int
 from holodesk.client.capture import ALL_DISPLAYS, CaptureError, find_display
 from holodesk.client.channel import ChannelError, check_settings
-from holodesk.client.cli import Command
+from holodesk.client.cli import Command, command_error
 from holodesk.client.connection_args import (
-    SERVER_ENV,
+    NO_SERVER,
     add_connection_arguments,
     add_server_argument,
     read_channel_settings,
@@ -159,14 +159,14 @@ def _configure_safety(group: argparse._ArgumentGroup) -> None:
 def run(args: argparse.Namespace) -> int:
     task = " ".join(args.task).strip()
     if not task:
-        return _usage("the task is empty")
+        return command_error("run", "the task is empty")
     if not args.server:
-        return _usage(f"no daemon address: pass --server HOST:PORT or set ${SERVER_ENV}")
+        return command_error("run", NO_SERVER)
     try:
         options = session_options(args)
         check_settings(args.server, options.channel)
     except (CredentialsError, ChannelError, ValueError) as error:
-        return _usage(str(error))
+        return command_error("run", str(error))
     try:
         backend = open_backend(args.backend)
     except PlatformError as error:
@@ -215,7 +215,7 @@ def _run(args: argparse.Namespace, task: str, backend: Backend, options: Session
         try:
             find_display(backend.screen.displays(), args.display)
         except CaptureError as error:
-            return _usage(str(error))
+            return command_error("run", str(error))
     printer = Printer()
     try:
         outcome = asyncio.run(run_session(args.server, task, backend, options))
@@ -227,11 +227,6 @@ def _run(args: argparse.Namespace, task: str, backend: Backend, options: Session
     if outcome.recording:
         print(f"recorded in {outcome.recording}")
     return for_outcome(outcome.outcome)
-
-
-def _usage(message: str) -> int:
-    print(f"holodesk run: error: {message}", file=sys.stderr)
-    return ExitCode.USAGE
 
 
 COMMAND = Command(
