@@ -23,6 +23,7 @@ from holodesk.daemon.engines.scripted import ScriptedEngine
 from holodesk.daemon.policies.base import Decision, Policy, StepContext
 from holodesk.daemon.policies.model import ModelPolicy
 from holodesk.daemon.server import RunningServer, serve
+from holodesk.daemon.sessions import Session
 from holodesk.proto.v1 import (
     action_pb2,
     agent_pb2,
@@ -31,6 +32,7 @@ from holodesk.proto.v1 import (
     frame_pb2,
     geometry_pb2,
 )
+from tests.support.fault_proxy import FaultProxy
 
 # Hang guard for awaits in tests (never a timing assertion).
 GUARD_S = 30.0
@@ -270,6 +272,23 @@ async def running_daemon(
             yield Daemon(running, channel)
         finally:
             await channel.close()
+
+
+@asynccontextmanager
+async def proxied(daemon: Daemon) -> AsyncIterator[tuple[FaultProxy, grpc.aio.Channel]]:
+    """A channel that reaches the daemon through a fault proxy (to cut it mid-step)."""
+    async with FaultProxy(daemon.running.host, daemon.running.port) as proxy:
+        channel = grpc.aio.insecure_channel(proxy.address)
+        try:
+            yield proxy, channel
+        finally:
+            await channel.close()
+
+
+def the_session(daemon: Daemon) -> Session:
+    """The daemon's only session."""
+    (session,) = daemon.running.registry.list()
+    return session
 
 
 async def wait_until(predicate: Callable[[], bool], what: str = "condition") -> None:

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import grpc
@@ -22,41 +21,24 @@ from holodesk.daemon import frame_deltas
 from holodesk.daemon.cli import build_parser, config_from_args
 from holodesk.daemon.frames import EncodedFrame, FrameLimits, ImageEncoding
 from holodesk.daemon.geometry import Rect, Size
-from holodesk.daemon.sessions import Session
 from holodesk.proto.v1 import agent_pb2, frame_pb2, geometry_pb2
 from tests.daemon.support import (
-    Daemon,
     RecordingPolicy,
     Stream,
     holo,
     make_frame,
     ok_results,
+    proxied,
     rich_status,
     running_daemon,
+    the_session,
     wait_until,
 )
-from tests.support.fault_proxy import FaultProxy
 
 WIDTH, HEIGHT = 64, 48
 WAIT = holo({"action": "wait", "duration": 0.1})
 ANSWER = holo({"action": "answer", "content": "done"})
 MIB = 1024 * 1024
-
-
-@asynccontextmanager
-async def proxied(daemon: Daemon) -> AsyncIterator[tuple[FaultProxy, grpc.aio.Channel]]:
-    """A channel that reaches the daemon through a fault proxy (to cut it mid-step)."""
-    async with FaultProxy(daemon.running.host, daemon.running.port) as proxy:
-        channel = grpc.aio.insecure_channel(proxy.address)
-        try:
-            yield proxy, channel
-        finally:
-            await channel.close()
-
-
-def the_session(daemon: Daemon) -> Session:
-    (session,) = daemon.running.registry.list()
-    return session
 
 
 def encode(image: Image.Image, fmt: str = "PNG") -> bytes:

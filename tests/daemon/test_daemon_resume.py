@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
 import pytest
 
 from holodesk.daemon.actions import ActionStatus
-from holodesk.daemon.sessions import Session
 from holodesk.proto.v1 import action_pb2, agent_pb2, control_pb2, frame_pb2
 from tests.daemon.support import (
     GUARD_S,
@@ -23,11 +21,12 @@ from tests.daemon.support import (
     holo,
     make_frame,
     ok_results,
+    proxied,
     running_daemon,
+    the_session,
     wait_until,
     write_tokens,
 )
-from tests.support.fault_proxy import FaultProxy
 
 BATCH = json.dumps(
     {
@@ -49,22 +48,6 @@ def result(action_id: str, status: action_pb2.ActionStatus.ValueType) -> action_
 
 OK = action_pb2.ACTION_STATUS_OK
 NOT_DELIVERED = action_pb2.ACTION_STATUS_NOT_DELIVERED
-
-
-@asynccontextmanager
-async def proxied(daemon: Daemon) -> AsyncIterator[tuple[FaultProxy, grpc.aio.Channel]]:
-    """A channel that reaches the daemon through a fault proxy."""
-    async with FaultProxy(daemon.running.host, daemon.running.port) as proxy:
-        channel = grpc.aio.insecure_channel(proxy.address)
-        try:
-            yield proxy, channel
-        finally:
-            await channel.close()
-
-
-def the_session(daemon: Daemon) -> Session:
-    (session,) = daemon.running.registry.list()
-    return session
 
 
 async def test_drop_mid_step_then_resume_reports_pending_ids_and_decides_a_new_step() -> None:
