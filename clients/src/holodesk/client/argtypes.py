@@ -13,7 +13,7 @@ def _int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
 
 
-def _float(text: str) -> float:
+def number(text: str) -> float:
     try:
         return float(text)
     except ValueError:
@@ -35,14 +35,28 @@ def positive_int(text: str) -> int:
 
 
 def non_negative_float(text: str) -> float:
-    value = _float(text)
+    value = number(text)
     if not value >= 0:  # also refuses nan
         raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
     return value
 
 
 def positive_float(text: str) -> float:
-    value = _float(text)
+    value = number(text)
     if not value > 0:  # also refuses nan
         raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
+    return value
+
+
+def fraction(text: str) -> float:
+    value = number(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text}")
+    return value
+
+
+def byte_value(text: str) -> int:
+    value = _int(text)
+    if not 0 <= value <= 255:
+        raise argparse.ArgumentTypeError(f"must be 0-255, got {value}")
     return value

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from holodesk.client.argtypes import number
 from holodesk.client.cli import Command, command_error
 from holodesk.client.exit_codes import ExitCode
 from holodesk.data.export import (
@@ -36,13 +37,6 @@ def _outcomes(text: str) -> list[str]:
     return names
 
 
-def _number(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-
-
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "recordings",
@@ -68,7 +62,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--min-reward",
-        type=_number,
+        type=number,
         metavar="X",
         help="keep only sessions whose reported reward is at least X",
     )

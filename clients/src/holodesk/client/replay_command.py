@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from holodesk.client.argtypes import non_negative_float
+from holodesk.client.argtypes import byte_value, fraction, non_negative_float
 from holodesk.client.cli import Command, command_error
 from holodesk.client.exit_codes import ExitCode
 from holodesk.client.replay.compare import DEFAULT_TOLERANCE
@@ -35,26 +35,6 @@ from holodesk.platform.errors import PlatformError
 from holodesk.platform.select import open_backend, resolve_backend_name
 
 
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text}")
-    return value
-
-
-def _level(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if not 0 <= value <= 255:
-        raise argparse.ArgumentTypeError(f"must be 0-255, got {value}")
-    return value
-
-
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("recording", type=Path, metavar="RECORDING", help="a recording directory")
     parser.add_argument("--backend", help="platform backend (default: this OS's own)")
@@ -64,14 +44,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--threshold",
-        type=_fraction,
+        type=fraction,
         default=DEFAULT_THRESHOLD,
         metavar="FRACTION",
         help="fraction of a frame's pixels that may differ (default: %(default)s)",
     )
     parser.add_argument(
         "--tolerance",
-        type=_level,
+        type=byte_value,
         default=DEFAULT_TOLERANCE,
         metavar="0-255",
         help="per-channel difference still counted as the same pixel (default: %(default)s)",

@@ -5,21 +5,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from holodesk.client.argtypes import non_negative_int
 from holodesk.client.cli import Command, command_error
 from holodesk.client.exit_codes import ExitCode
 from holodesk.data.format import RecordingError
 from holodesk.data.report import ReportOptions, write_report
 from holodesk.data.stepview import LoadedRecording
-
-
-def _width(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -32,7 +23,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-image-width",
-        type=_width,
+        type=non_negative_int,
         default=0,
         metavar="PIXELS",
         help="embed wider frames downscaled to this width, as JPEG, for a smaller page "
