@@ -9,7 +9,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from tests.support.probe import stop_process
+from holodesk.platform.processes import stop_process
 
 # No <servicedir>: nothing is ever activated on demand, so a test that starts
 # no portal really has none (a system's xdg-desktop-portal stays out of it).

@@ -11,8 +11,9 @@ from pathlib import Path
 from jeepney import DBusAddress, new_method_call  # type: ignore[import-untyped]
 from jeepney.io.blocking import open_dbus_connection  # type: ignore[import-untyped]
 
+from holodesk.platform.processes import stop_process
 from tests.support.portal_standin import CONTROL, PORTAL_NAME, PORTAL_PATH
-from tests.support.probe import Event, read_json_lines, stop_process
+from tests.support.probe import Event, read_json_lines
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from holodesk.platform.processes import stop_process
+
 PROBE_APP = Path(__file__).resolve().parent.parent / "apps" / "probe_app.py"
 
 Event = dict[str, Any]
@@ -126,17 +128,6 @@ def read_json_lines(path: Path) -> list[Event]:
     if lines and not text.endswith("\n"):
         lines.pop()  # the writer is mid-line
     return [json.loads(line) for line in lines if line]
-
-
-def stop_process(process: subprocess.Popen[Any]) -> None:
-    """Terminate a helper process, killing it if it lingers past 5 s."""
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def _first(events: list[Event], kind: str) -> Event | None:

@@ -19,6 +19,7 @@ from types import TracebackType
 from typing import IO
 
 from holodesk.platform.errors import BackendUnavailableError
+from holodesk.platform.processes import stop_process
 
 
 @dataclass
@@ -99,12 +100,7 @@ class VirtualDisplay:
     def stop(self) -> None:
         process, self._process = self._process, None
         if process is not None:
-            process.terminate()
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop_process(process)
         if self._log is not None:
             self._log.close()
             self._log = None

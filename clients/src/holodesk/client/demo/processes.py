@@ -18,6 +18,8 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from holodesk.platform.processes import stop_process
+
 _LISTENING = re.compile(r"holodeskd listening on (\S+)")
 
 
@@ -91,12 +93,7 @@ def launch_daemon(
         _wait_until_serving(address, start_timeout_s)
         yield RunningDaemon(address, process)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process, timeout_s=15)
 
 
 def _read_address(process: subprocess.Popen[str], timeout_s: float) -> str | None:
