@@ -14,6 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from holodesk.daemon.cli import build_parser, config_from_args
 from holodesk.daemon.config import ServerConfig, parse_metrics_address
 from holodesk.daemon.generation import StepGeneration
+from holodesk.daemon.metrics_interceptor import DEADLINE_SLACK_S, _code_of
 from holodesk.daemon.policies.base import Decision, StepContext
 from holodesk.daemon.policies.model import ModelPolicy
 from holodesk.proto.v1 import agent_pb2, control_pb2
@@ -312,3 +313,24 @@ async def test_holodeskd_serves_metrics_where_its_log_says(tmp_path: Path) -> No
     finally:
         process.terminate()
         await asyncio.wait_for(process.wait(), GUARD_S)
+
+
+class _Context:
+    def __init__(self, remaining: float | None) -> None:
+        self.remaining = remaining
+
+    def code(self) -> None:
+        return None
+
+    def time_remaining(self) -> float | None:
+        return self.remaining
+
+
+def test_a_cancel_at_the_deadline_is_a_deadline_not_a_cancel() -> None:
+    """The server's deadline starts when it reads the timeout header, after the
+    client's: a call the client ran out of time on arrives with a little time left."""
+    cancelled = asyncio.CancelledError()
+    assert _code_of(_Context(-0.01), cancelled) == "DEADLINE_EXCEEDED"
+    assert _code_of(_Context(0.005), cancelled) == "DEADLINE_EXCEEDED"
+    assert _code_of(_Context(DEADLINE_SLACK_S + 1.0), cancelled) == "CANCELLED"
+    assert _code_of(_Context(None), cancelled) == "CANCELLED"  # no deadline at all
