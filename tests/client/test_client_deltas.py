@@ -21,7 +21,7 @@ from holodesk.client import convert as client_convert
 from holodesk.client.capture import FrameCapturer, downsize, encode_within, fit_size
 from holodesk.client.deltas import MAX_PATCHES, DeltaEncoder, merge_boxes, tile_boxes
 from holodesk.client.frames import Encoding, FrameSpec, SentFrame
-from holodesk.client.resize import Box, Downsizer
+from holodesk.client.resize import Box, Downsizer, usable_cores
 from holodesk.daemon import convert as daemon_convert
 from holodesk.daemon import frame_deltas
 from holodesk.daemon.frames import EncodedFrame, FrameLimits
@@ -345,6 +345,32 @@ def test_a_region_is_recomputed_bit_for_bit(
         np.testing.assert_array_equal(
             region, full[target.top : target.bottom, target.left : target.right]
         )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    width=st.integers(1, 400),
+    height=st.integers(1, 400),
+    shrink=st.floats(0.05, 1.0),
+    workers=st.integers(2, 5),
+    seed=st.integers(0, 2**31),
+)
+def test_a_frame_made_on_several_threads_is_bit_for_bit_the_same(
+    width: int, height: int, shrink: float, workers: int, seed: int
+) -> None:
+    size = (max(1, round(width * shrink)), max(1, round(height * shrink)))
+    image = Image.fromarray(
+        np.random.default_rng(seed).integers(0, 256, (height, width, 3), dtype=np.uint8)
+    )
+    alone = Downsizer((width, height), size, workers=1).full(image)
+    shared = Downsizer((width, height), size, workers=workers).full(image)
+    assert shared.size == alone.size == size
+    np.testing.assert_array_equal(np.asarray(shared), np.asarray(alone))
+
+
+def test_only_large_screens_are_downsized_on_several_threads() -> None:
+    assert Downsizer((1920, 1080), (1536, 864)).workers == 1
+    assert Downsizer((3840, 2160), (1820, 1024)).workers == usable_cores()
 
 
 def test_changes_are_grouped_into_tile_boxes() -> None:

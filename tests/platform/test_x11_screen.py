@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import pytest
 from Xlib import Xatom
@@ -17,6 +21,28 @@ from tests.support.randr import Monitor, set_monitors
 from tests.support.xvfb import xvfb as start_xvfb
 
 pytestmark = pytest.mark.x11
+
+T = TypeVar("T")
+GUARD_S = 10.0
+
+
+def eventually(read: Callable[[], T], expected: T) -> T:
+    """`read()` once it equals `expected`, or its last value after the guard. The
+    server's notice of a change reaches the screen's connection asynchronously."""
+    deadline = time.monotonic() + GUARD_S
+    value = read()
+    while value != expected and time.monotonic() < deadline:
+        time.sleep(0.01)
+        value = read()
+    return value
+
+
+def xrandr(display: str, *args: str) -> None:
+    # Xvfb's RandR applies a screen size and then refuses the CRTC change that
+    # follows it (exit 1): the size is what these tests need.
+    subprocess.run(
+        ["xrandr", *args], env={**os.environ, "DISPLAY": display}, capture_output=True, check=False
+    )
 
 
 def _rgb(color: str) -> tuple[int, int, int]:
@@ -121,6 +147,71 @@ def test_xinerama_screens_become_displays_without_randr() -> None:
     assert [d.bounds for d in displays] == [Region(0, 0, 800, 600), Region(0, 0, 640, 480)]
     assert [d.display_id for d in displays] == ["xinerama-0", "xinerama-1"]
     assert [d.primary for d in displays] == [True, False]
+
+
+def test_displays_follow_layout_changes_on_an_open_connection() -> None:
+    with start_xvfb(1920, 600) as display:
+        backend = x11_backend.create(display=display)
+        try:
+
+            def layout() -> list[tuple[str, Region, float]]:
+                return [(d.display_id, d.bounds, d.scale_factor) for d in backend.screen.displays()]
+
+            assert layout() == [("screen", Region(0, 0, 1920, 600), 1.0)]
+            set_monitors(
+                display,
+                [
+                    Monitor("LEFT-1", 0, 0, 1280, 600, primary=True),
+                    Monitor("RIGHT-1", 1280, 0, 640, 600),
+                ],
+            )
+            split = [
+                ("LEFT-1", Region(0, 0, 1280, 600), 1.0),
+                ("RIGHT-1", Region(1280, 0, 640, 600), 1.0),
+            ]
+            assert eventually(layout, split) == split
+            connection = open_display(display)
+            connection.screen().root.change_property(
+                Xatom.RESOURCE_MANAGER, Xatom.STRING, 8, b"Xft.dpi:\t144\n"
+            )
+            connection.sync()
+            connection.close()
+            scaled = [(name, bounds, 1.5) for name, bounds, _ in split]
+            assert eventually(layout, scaled) == scaled
+        finally:
+            backend.close()
+
+
+def test_an_unchanged_layout_is_answered_without_asking_the_server(x11: Backend) -> None:
+    first = x11.screen.displays()
+    # White box: the screen's own connection, to count its requests.
+    requests = x11.screen._display.display  # type: ignore[attr-defined]
+    serial = requests.request_serial
+    for _ in range(5):
+        assert x11.screen.displays() == first
+        assert x11.screen.virtual_desktop() == Region(0, 0, 1280, 800)
+    assert requests.request_serial == serial
+
+
+def test_grabs_follow_the_screen_size() -> None:
+    with start_xvfb(1280, 800) as display:
+        backend = x11_backend.create(display=display)
+        try:
+            xrandr(display, "--fb", "1024x768")
+
+            def desktop() -> Region:
+                return backend.screen.virtual_desktop()
+
+            assert eventually(desktop, Region(0, 0, 1024, 768)) == Region(0, 0, 1024, 768)
+            assert backend.screen.grab(desktop()).size == (1024, 768)
+            # Larger than the screen mss first saw: its shared memory must be remade.
+            xrandr(display, "--fb", "1280x800")
+            assert eventually(desktop, Region(0, 0, 1280, 800)) == Region(0, 0, 1280, 800)
+            assert backend.screen.grab(desktop()).size == (1280, 800)
+            with pytest.raises(ValueError, match="inside"):
+                backend.screen.grab(Region(0, 0, 1281, 800))
+        finally:
+            backend.close()
 
 
 def test_xvfb_failure_reports_its_output() -> None:

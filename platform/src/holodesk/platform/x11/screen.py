@@ -1,18 +1,51 @@
-"""Display geometry (RandR 1.5 monitors, else Xinerama) and capture (mss)."""
+"""Display geometry (RandR 1.5 monitors, else Xinerama) and capture (mss).
+
+The geometry is read once and then kept until the server says it may have
+changed: the root window's ConfigureNotify (screen size, and RandR monitor
+changes), RandR's screen, CRTC and output notifications, and PropertyNotify of
+RESOURCE_MANAGER (Xft.dpi). Those events arrive on this connection and are read
+without a round trip, so a capture no longer asks the server five questions
+before it grabs (0.5 ms at 1280x800, 1 to 2.6 ms at 4K, per frame).
+"""
 
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 from PIL import Image
-from Xlib import Xatom
+from Xlib import X, Xatom
+from Xlib import error as xerror
+from Xlib.ext import randr
 
 from holodesk.platform.base import DisplayInfo, Grab, Region, ScreenSource
 from holodesk.platform.mss_grabber import MssGrabber
 
 # X11 has one scale for the whole screen: the Xft.dpi resource desktops set for HiDPI.
 BASE_DPI = 96.0
+
+
+_RANDR_CHANGES = (
+    randr.RRScreenChangeNotifyMask | randr.RRCrtcChangeNotifyMask | randr.RROutputChangeNotifyMask
+)
+_RANDR_EVENTS = (randr.ScreenChangeNotify, randr.CrtcChangeNotify, randr.OutputChangeNotify)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """The screen's size and its displays, as last read from the server."""
+
+    screen: Region
+    displays: tuple[DisplayInfo, ...]
+
+
+def _says_layout_changed(event: Any) -> bool:
+    # Not other root properties (a window manager sets several per focus change),
+    # nor the MappingNotify every client gets when input remaps a key.
+    if isinstance(event, _RANDR_EVENTS) or event.type == X.ConfigureNotify:
+        return True
+    return bool(event.type == X.PropertyNotify and event.atom == Xatom.RESOURCE_MANAGER)
 
 
 class X11Screen(ScreenSource):
@@ -24,11 +57,44 @@ class X11Screen(ScreenSource):
         self._root = display.screen().root
         self._lock = threading.Lock()
         self._grabber = MssGrabber(display=display_name)
+        self._layout: _Layout | None = None
+        # Asked before the first read, so no change can fall between the two.
+        self._watching = self._watch_layout()
 
     def displays(self) -> list[DisplayInfo]:
+        return list(self._current_layout().displays)
+
+    def _current_layout(self) -> _Layout:
         with self._lock:
-            scale = self._scale_factor()
-            monitors = self._randr_monitors() or self._xinerama_screens() or self._whole_screen()
+            before = self._layout
+            if before is not None and self._watching and not self._layout_changed():
+                return before
+            layout = self._layout = self._read_layout()
+            if before is not None and before.screen != layout.screen:
+                self._grabber.close()  # mss sized its shared memory to the old screen
+            return layout
+
+    def _watch_layout(self) -> bool:
+        """Ask for the events that announce a layout change; False if the server
+        refused (the layout is then read for every call)."""
+        refused = xerror.CatchError()
+        self._root.change_attributes(
+            event_mask=X.StructureNotifyMask | X.PropertyChangeMask, onerror=refused
+        )
+        if self._display.has_extension("RANDR"):
+            self._root.xrandr_select_input(_RANDR_CHANGES)
+        self._display.sync()
+        return refused.get_error() is None
+
+    def _layout_changed(self) -> bool:
+        """Whether an event since the last call says the layout may differ (reads
+        what the server already sent; no round trip)."""
+        events = [self._display.next_event() for _ in range(self._display.pending_events())]
+        return any(_says_layout_changed(event) for event in events)
+
+    def _read_layout(self) -> _Layout:
+        scale = self._scale_factor()
+        monitors = self._randr_monitors() or self._xinerama_screens() or self._whole_screen()
         if not any(primary for _, _, primary in monitors):
             # X need not name a primary; the first monitor is where panels usually go.
             name, bounds, _ = monitors[0]
@@ -37,7 +103,11 @@ class X11Screen(ScreenSource):
             DisplayInfo(name, bounds, scale_factor=scale, primary=primary, name=name)
             for name, bounds, primary in monitors
         ]
-        return sorted(displays, key=lambda display: not display.primary)
+        geometry = self._root.get_geometry()
+        return _Layout(
+            Region(0, 0, int(geometry.width), int(geometry.height)),
+            tuple(sorted(displays, key=lambda display: not display.primary)),
+        )
 
     def grab(self, region: Region) -> Image.Image:
         self._check(region)
@@ -58,9 +128,7 @@ class X11Screen(ScreenSource):
             self._display.close()
 
     def _screen_region(self) -> Region:
-        with self._lock:
-            geometry = self._root.get_geometry()
-        return Region(0, 0, int(geometry.width), int(geometry.height))
+        return self._current_layout().screen
 
     def _scale_factor(self) -> float:
         resources = self._root.get_full_property(Xatom.RESOURCE_MANAGER, Xatom.STRING)
