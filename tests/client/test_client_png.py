@@ -6,12 +6,14 @@ from __future__ import annotations
 import io
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image, ImageDraw, ImageFont
 
 from holodesk.client.capture import encode
 from holodesk.client.frames import Encoding
+from holodesk.data import png
 from holodesk.data.png import encode_png, exact_palette
 
 
@@ -40,6 +42,26 @@ def test_images_of_up_to_256_colours_go_out_indexed_and_exact(
     mode, pixels = decoded(encode_png(image))
     assert mode == "P"
     assert np.array_equal(pixels, np.asarray(image))
+
+
+@settings(max_examples=10, deadline=None)
+@given(colours=st.integers(1, 256), seed=st.integers(0, 2**32 - 1))
+def test_screen_sized_images_go_out_indexed_and_exact(colours: int, seed: int) -> None:
+    image = image_with_colours(700, 500, colours, seed)
+    mode, pixels = decoded(encode_png(image))
+    assert mode == "P"
+    assert np.array_equal(pixels, np.asarray(image))
+
+
+@pytest.mark.parametrize("multipliers", [(), (0,)], ids=["no hash", "every colour in one slot"])
+def test_indexing_is_exact_when_no_hash_separates_the_colours(
+    multipliers: tuple[int, ...],
+) -> None:
+    # White box: the slot-per-colour table that takes over when every hash collides.
+    image = np.asarray(image_with_colours(300, 200, 256, seed=7))
+    values = np.unique(png._rgb24(image))
+    indices = png._indices_of(png._rgb24(image), values, multipliers)
+    assert np.array_equal(values[indices], png._rgb24(image))
 
 
 @settings(max_examples=15, deadline=None)
