@@ -105,3 +105,51 @@ def test_a_screen_with_few_colours_is_smaller_indexed_and_decodes_identically() 
     assert mode == "P"
     assert np.array_equal(pixels, np.asarray(screen))
     assert len(indexed) < len(rgb.getvalue()) * 0.7
+
+
+def indexed(image: Image.Image) -> Image.Image:
+    """The image as the daemon holds a frame the client sent: an indexed PNG, decoded."""
+    with Image.open(io.BytesIO(encode_png(image))) as opened:
+        opened.load()
+        assert opened.mode == "P"
+        return opened
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    base_colours=st.integers(1, 256),
+    patch_colours=st.integers(1, 300),
+    shared=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+    data=st.data(),
+)
+def test_painting_on_an_indexed_image_is_exact_or_leaves_it_alone(
+    base_colours: int, patch_colours: int, shared: bool, seed: int, data: st.DataObject
+) -> None:
+    base = image_with_colours(60, 40, base_colours, seed)
+    # A patch of the base's own pixels (a caret moving) or of new colours (a dialog).
+    width, height = data.draw(st.integers(1, 60)), data.draw(st.integers(1, 40))
+    x, y = data.draw(st.integers(0, 60 - width)), data.draw(st.integers(0, 40 - height))
+    if shared:
+        patch = base.crop((0, 0, width, height)).transpose(Image.Transpose.ROTATE_180)
+    else:
+        patch = image_with_colours(width, height, patch_colours, seed + 1)
+    canvas = indexed(base)
+    before = canvas.tobytes(), canvas.getpalette()
+    expected = base.copy()
+    expected.paste(patch, (x, y))
+    painted = png.paint_indexed(canvas, patch, (x, y))
+    if shared:  # no new colour: always painted in the palette
+        assert painted
+    if painted:
+        assert canvas.mode == "P"
+        assert np.array_equal(np.asarray(canvas.convert("RGB")), np.asarray(expected))
+    else:  # only when the colours would not fit one palette
+        assert (canvas.tobytes(), canvas.getpalette()) == before
+        assert base_colours + len(patch.getcolors(1 << 24) or []) > png.MAX_PALETTE
+
+
+def test_an_indexed_image_with_transparency_is_not_painted_in_its_palette() -> None:
+    canvas = indexed(image_with_colours(20, 10, 4, seed=3))
+    canvas.info["transparency"] = 0
+    assert not png.paint_indexed(canvas, Image.new("RGB", (2, 2), (1, 2, 3)), (0, 0))

@@ -21,6 +21,7 @@ from holodesk.daemon import frame_deltas
 from holodesk.daemon.cli import build_parser, config_from_args
 from holodesk.daemon.frames import EncodedFrame, FrameLimits, ImageEncoding
 from holodesk.daemon.geometry import Rect, Size
+from holodesk.data.png import encode_png
 from holodesk.proto.v1 import agent_pb2, frame_pb2, geometry_pb2
 from tests.daemon.support import (
     RecordingPolicy,
@@ -419,6 +420,46 @@ def test_a_rebuilt_screen_of_few_colours_is_stored_as_indexed_png() -> None:
     expected = np.asarray(flat).copy()
     expected[8:18, 8:28] = np.asarray(button)
     np.testing.assert_array_equal(decoded(rebuilt.data), expected)
+
+
+def few_colours(width: int, height: int, colours: int, seed: int) -> Image.Image:
+    rng = np.random.default_rng(seed)
+    palette = rng.integers(0, 256, (colours, 3), dtype=np.uint8)
+    return Image.fromarray(palette[rng.integers(0, colours, (height, width))])
+
+
+@pytest.mark.parametrize(
+    ("base_colours", "patch_colours", "stored_as"),
+    [
+        (200, 20, ("PNG", "P")),  # the patch's colours join the base's palette
+        (250, 20, ("WEBP", "RGB")),  # 270 colours: no palette holds them
+        (250, 0, ("PNG", "P")),  # the patch repaints with the base's own colours
+    ],
+)
+def test_a_rebuild_on_an_indexed_base_is_exact_whether_or_not_the_palette_holds_it(
+    base_colours: int, patch_colours: int, stored_as: tuple[str, str]
+) -> None:
+    base_image = few_colours(120, 80, base_colours, seed=1)
+    pixels = (
+        few_colours(30, 20, patch_colours, seed=2)
+        if patch_colours
+        else base_image.crop((50, 40, 80, 60)).transpose(Image.Transpose.FLIP_LEFT_RIGHT)
+    )
+    # The base as the daemon holds a client's frame (indexed), the patch as RGB PNG.
+    base_data = encode_png(base_image)
+    base = EncodedFrame("b", Size(120, 80), ImageEncoding.PNG, base_data)
+    wire = frame_deltas.FrameDelta(
+        frame_id="d",
+        size=Size(120, 80),
+        base_frame_id="b",
+        patches=(frame_deltas.FramePatch(Rect(5, 7, 30, 20), ImageEncoding.PNG, encode(pixels)),),
+    )
+    rebuilt = asyncio.run(frame_deltas.resolve(wire, [base], FrameLimits(), "frame"))
+    expected = np.asarray(base_image).copy()
+    expected[7:27, 5:35] = np.asarray(pixels)
+    np.testing.assert_array_equal(decoded(rebuilt.data), expected)
+    with Image.open(io.BytesIO(rebuilt.data)) as image:
+        assert (image.format, image.mode) == stored_as
 
 
 def test_deltas_are_on_by_default_and_a_flag_turns_them_off() -> None:

@@ -17,6 +17,7 @@ image to RGB).
 from __future__ import annotations
 
 import io
+from typing import cast
 
 import numpy as np
 from PIL import Image
@@ -63,6 +64,46 @@ def exact_palette(image: Image.Image) -> Image.Image | None:
     indexed = Image.frombytes("P", image.size, indices.tobytes())
     indexed.putpalette(palette.tobytes())
     return indexed
+
+
+def paint_indexed(canvas: Image.Image, patch: Image.Image, at: tuple[int, int]) -> bool:
+    """Paint the RGB `patch` onto the palette image `canvas` at `at`, exactly: each
+    colour is found in the canvas's palette or added to it. False, with the canvas
+    untouched, when the palette would pass 256 colours or the canvas is not a plain
+    palette image (transparency, or pixels the palette does not cover): paint in RGB.
+
+    What lets the daemon rebuild a delta frame without re-indexing the whole frame:
+    the indexed PNG it stores decodes to indices, the patch's few colours are mapped,
+    and the result is encoded as it is.
+    """
+    if canvas.mode != "P" or patch.mode != "RGB" or "transparency" in canvas.info:
+        return False
+    counted = patch.getcolors(MAX_PALETTE)
+    if counted is None:
+        return False
+    colours = [cast(tuple[int, int, int], rgb) for _, rgb in counted]
+    flat = canvas.getpalette("RGB") or []
+    entries = len(flat) // 3
+    if int(np.asarray(canvas).max()) >= entries:
+        return False
+    slot_of: dict[tuple[int, int, int], int] = {}
+    for slot in reversed(range(entries)):  # the first of duplicate entries wins
+        red, green, blue = flat[3 * slot : 3 * slot + 3]
+        slot_of[(red, green, blue)] = slot
+    missing = [rgb for rgb in colours if rgb not in slot_of]
+    if entries + len(missing) > MAX_PALETTE:
+        return False
+    for rgb in missing:
+        slot_of[rgb] = len(flat) // 3
+        flat.extend(rgb)
+    if missing:
+        canvas.putpalette(flat)
+    values = _rgb24(np.array(colours, dtype=np.uint8))
+    order = np.argsort(values)
+    slots = np.array([slot_of[rgb] for rgb in colours], dtype=np.uint8)[order]
+    positions = _indices_of(_rgb24(np.asarray(patch)), values[order])
+    canvas.paste(Image.frombytes("P", patch.size, slots[positions].tobytes()), at)
+    return True
 
 
 def _indices_of(
