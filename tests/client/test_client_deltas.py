@@ -19,14 +19,15 @@ from PIL import Image
 
 from holodesk.client import convert as client_convert
 from holodesk.client.capture import FrameCapturer, downsize, encode_within, fit_size
-from holodesk.client.deltas import MAX_PATCHES, DeltaEncoder, merge_boxes, tile_boxes
+from holodesk.client.deltas import MAX_PATCHES, DeltaEncoder, merge_boxes, tile_bands, tile_boxes
 from holodesk.client.frames import Encoding, FrameSpec, SentFrame
 from holodesk.client.resize import Box, Downsizer, usable_cores
 from holodesk.daemon import convert as daemon_convert
 from holodesk.daemon import frame_deltas
 from holodesk.daemon.frames import EncodedFrame, FrameLimits
 from holodesk.platform.backends.fake import FakeScreen
-from holodesk.platform.base import DisplayInfo, Region
+from holodesk.platform.base import DisplayInfo, Region, RowBands
+from holodesk.platform.mss_grabber import row_bands
 from holodesk.proto.v1 import frame_pb2
 
 LIMITS = FrameLimits(max_bytes=1 << 24, max_pixels=1 << 26)
@@ -121,18 +122,18 @@ def test_the_rebuilt_frame_is_the_clients_full_downsized_frame(scenario: Scenari
         np.testing.assert_array_equal(pixels(rebuilt.data), expected)
 
 
-def _changed_rows(before: np.ndarray, after: np.ndarray) -> tuple[int, int]:
-    rows = np.flatnonzero((before != after).any(axis=(1, 2)))
-    return (int(rows[0]), int(rows[-1]) + 1) if rows.size else (0, 0)
+def _changed_bands(before: np.ndarray, after: np.ndarray) -> RowBands:
+    return row_bands((before != after).any(axis=(1, 2)))
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(scenario=scenarios(), widen=st.integers(0, 50))
+@given(scenario=scenarios(), widen=st.integers(0, 50), max_bands=st.integers(1, 4))
 def test_changed_rows_from_the_screen_source_give_the_same_frames(
-    scenario: Scenario, widen: int
+    scenario: Scenario, widen: int, max_bands: int
 ) -> None:
-    """A Grab's changed rows (exact, or wider than the change) only narrow the search:
-    the encoder sends exactly what it sends when it compares whole screens."""
+    """A Grab's changed rows (exact bands, bands joined across gaps, or one span wider
+    than the change) only narrow the search: the encoder sends exactly what it sends
+    when it compares whole screens."""
     screen = screen_of(scenario.width, scenario.height)
     paint(screen, (0, 0, scenario.width // 2, scenario.height // 2), 1, noise=True)
     spec = FrameSpec(max_width=scenario.box[0], encoding=Encoding.PNG, accept_deltas=True)
@@ -141,20 +142,38 @@ def test_changed_rows_from_the_screen_source_give_the_same_frames(
     def encoder() -> DeltaEncoder:
         return DeltaEncoder(spec, lambda frame: encode_within(frame, spec))
 
-    compared, exact, wide = encoder(), encoder(), encoder()
+    compared, exact, joined, wide = encoder(), encoder(), encoder(), encoder()
     before = np.asarray(screen.image).copy()
     for index, changes in enumerate(((), *scenario.steps)):
         for left, top, right, bottom, seed, noise in changes:
             paint(screen, (left, top, right, bottom), seed, noise)
         image = screen.image.copy()
         after = np.asarray(image)
-        top, bottom = _changed_rows(before, after)
-        wider = (0, 0) if top == bottom else (max(0, top - widen), bottom + widen)
+        bands = _changed_bands(before, after)
+        few = row_bands((before != after).any(axis=(1, 2)), max_bands=max_bands)
+        wider = ((max(0, bands[0][0] - widen), bands[-1][1] + widen),) if bands else ()
         frame_id, geometry = f"f{index}", "main"
         sent = compared.encode(image, size, frame_id, geometry)
-        assert exact.encode(image, size, frame_id, geometry, (top, bottom)) == sent
+        assert exact.encode(image, size, frame_id, geometry, bands) == sent
+        assert joined.encode(image, size, frame_id, geometry, few) == sent
         assert wide.encode(image, size, frame_id, geometry, wider) == sent
         before = after
+
+
+def test_changed_rows_become_bands_joined_across_the_smallest_gaps() -> None:
+    changed = np.zeros(100, dtype=bool)
+    for top, bottom in ((2, 5), (10, 11), (40, 50), (52, 53), (90, 100)):
+        changed[top:bottom] = True
+    assert row_bands(changed) == ((2, 5), (10, 11), (40, 50), (52, 53), (90, 100))
+    assert row_bands(changed, max_bands=3) == ((2, 11), (40, 53), (90, 100))
+    assert row_bands(changed, max_bands=1) == ((2, 100),)
+    assert row_bands(np.zeros(10, dtype=bool)) == ()
+
+
+def test_bands_are_widened_to_rows_of_tiles_and_joined_where_they_touch() -> None:
+    assert tile_bands(((5, 6), (40, 41), (200, 210)), 32, 220) == ((0, 64), (192, 220))
+    assert tile_bands(((5, 6), (70, 71)), 32, 220) == ((0, 32), (64, 96))
+    assert tile_bands(((3, 3),), 32, 220) == ()
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

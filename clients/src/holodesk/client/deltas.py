@@ -35,6 +35,7 @@ from PIL import Image, ImageChops
 from holodesk.client.frames import Encoding, FramePatch, FrameSpec
 from holodesk.client.resize import Box, Downsizer
 from holodesk.data.png import encode_png
+from holodesk.platform.base import RowBands
 
 TILE = 32
 # Above this fraction of the frame changed, a full frame is cheaper to make and send.
@@ -86,7 +87,8 @@ def changed_tiles(
 
 
 def tile_boxes(grid: np.ndarray, tile: int, width: int, height: int) -> list[Box]:
-    """Bounding boxes (pixels) of the 8-connected groups of changed tiles, merged."""
+    """Bounding boxes (pixels) of the 8-connected groups of changed tiles, in screen
+    order (top, then left)."""
     remaining = set(zip(*(axis.tolist() for axis in np.nonzero(grid)), strict=True))
     boxes: list[Box] = []
     while remaining:
@@ -113,7 +115,7 @@ def tile_boxes(grid: np.ndarray, tile: int, width: int, height: int) -> list[Box
             )
         )
     # In screen order: the components come out of a set, and merging depends on order.
-    return merge_boxes(sorted(boxes, key=lambda box: (box.top, box.left)))
+    return sorted(boxes, key=lambda box: (box.top, box.left))
 
 
 def merge_boxes(boxes: list[Box], max_boxes: int = MAX_PATCHES) -> list[Box]:
@@ -209,14 +211,14 @@ class DeltaEncoder:
         size: tuple[int, int],
         frame_id: str,
         geometry: Hashable,
-        changed_rows: tuple[int, int] | None = None,
+        changed_rows: RowBands | None = None,
     ) -> FramePayload:
         """Encode this screen (RGB, full resolution) as the frame `frame_id`.
 
         `geometry` names where it came from (display, region, scale): a delta is
         only made on a base of the same geometry and size. `changed_rows`, when the
-        screen source knew it (platform Grab): rows [top, bottom) outside which this
-        screen equals the one of the previous call; only they are compared.
+        screen source knew it (platform Grab): bands of rows [top, bottom) outside
+        which this screen equals the one of the previous call; only they are compared.
         """
         if (
             self._downsizer is None
@@ -241,34 +243,45 @@ class DeltaEncoder:
         self._full_bytes = len(data)
         return FramePayload(self._spec.encoding, data)
 
-    def _delta(
-        self, screen: Image.Image, changed_rows: tuple[int, int] | None
-    ) -> FramePayload | None:
+    def _delta(self, screen: Image.Image, changed_rows: RowBands | None) -> FramePayload | None:
         """Patches on the base, or None when a full frame is the better choice."""
         assert self._screen is not None
         assert self._frame is not None
         assert self._downsizer is not None
         width, height = screen.size
-        tiles = (-(-height // self._tile)) * (-(-width // self._tile))
-        top, bottom = (0, height) if changed_rows is None else changed_rows
-        if bottom <= top:
+        bands = tile_bands(
+            ((0, height),) if changed_rows is None else changed_rows, self._tile, height
+        )
+        if not bands:
             return FramePayload(self._spec.encoding, base_frame_id=self._base_id)
-        # Whole rows of tiles, so that the band's grid lines up with the screen's.
-        top = top // self._tile * self._tile
-        bottom = min(height, -(-bottom // self._tile) * self._tile)
-        if (top, bottom) == (0, height):
-            difference = ImageChops.difference(self._screen, screen)
-        else:
-            band = (0, top, width, bottom)
-            difference = ImageChops.difference(self._screen.crop(band), screen.crop(band))
-        grid = changed_tiles(difference, self._tile, limit=int(tiles * FULL_FRAME_FRACTION))
-        if grid is None:
-            return None
+        tiles = (-(-height // self._tile)) * (-(-width // self._tile))
+        budget = int(tiles * FULL_FRAME_FRACTION)
+        groups: list[Box] = []
+        for top, bottom in bands:
+            found = self._changed_tiles_in(screen, top, bottom, budget)
+            if found is None:
+                return None
+            boxes, used = found
+            budget -= used
+            groups.extend(boxes)
+        # Bands are apart by whole unchanged rows of tiles, so these are the groups a
+        # whole-screen search finds, in the same order: the patches do not depend on
+        # how the source reported its changes.
         changed: list[Box] = []
-        for box in tile_boxes(grid, self._tile, width, bottom - top):
-            exact = tighten(difference, box)
+        for box in merge_boxes(groups):
+            exact = tighten(
+                ImageChops.difference(
+                    self._screen.crop(box.as_tuple()), screen.crop(box.as_tuple())
+                ),
+                Box(0, 0, box.width, box.height),
+            )
             if exact is not None:
-                on_screen = Box(exact.left, exact.top + top, exact.right, exact.bottom + top)
+                on_screen = Box(
+                    box.left + exact.left,
+                    box.top + exact.top,
+                    box.left + exact.right,
+                    box.top + exact.bottom,
+                )
                 changed.append(self._downsizer.affected(on_screen))
         targets = merge_boxes([box for box in changed if box.area], max_boxes=MAX_PATCHES)
         frame_area = self._frame.width * self._frame.height
@@ -303,3 +316,39 @@ class DeltaEncoder:
         return FramePayload(
             self._spec.encoding, base_frame_id=self._base_id, patches=tuple(patches)
         )
+
+    def _changed_tiles_in(
+        self, screen: Image.Image, top: int, bottom: int, budget: int
+    ) -> tuple[list[Box], int] | None:
+        """The groups of changed tiles (screen pixels) in rows [top, bottom), and how
+        many tiles changed; None past `budget` tiles."""
+        assert self._screen is not None
+        width, height = screen.size
+        if (top, bottom) == (0, height):
+            difference = ImageChops.difference(self._screen, screen)
+        else:
+            band = (0, top, width, bottom)
+            difference = ImageChops.difference(self._screen.crop(band), screen.crop(band))
+        grid = changed_tiles(difference, self._tile, limit=budget)
+        if grid is None:
+            return None
+        boxes = [
+            Box(box.left, box.top + top, box.right, box.bottom + top)
+            for box in tile_boxes(grid, self._tile, width, bottom - top)
+        ]
+        return boxes, int(np.count_nonzero(grid))
+
+
+def tile_bands(bands: RowBands, tile: int, height: int) -> RowBands:
+    """Row bands widened to whole rows of tiles (so each band's grid lines up with
+    the screen's), and joined where they then touch."""
+    joined: list[tuple[int, int]] = []
+    for top, bottom in sorted(bands):
+        if bottom <= top:
+            continue
+        aligned = (top // tile * tile, min(height, -(-bottom // tile) * tile))
+        if joined and aligned[0] <= joined[-1][1]:
+            joined[-1] = (joined[-1][0], max(joined[-1][1], aligned[1]))
+        else:
+            joined.append(aligned)
+    return tuple(joined)

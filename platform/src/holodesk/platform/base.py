@@ -82,6 +82,9 @@ MODIFIER_KEYS = MODIFIERS
 BUTTONS_PER_CLICK = range(1, 4)
 
 
+RowBands = tuple[tuple[int, int], ...]
+
+
 @dataclass(frozen=True)
 class Grab:
     """A capture of a region, and what changed since the capture it was compared with.
@@ -91,9 +94,10 @@ class Grab:
 
     region: Region
     image: Image.Image
-    # Rows [top, bottom) of `image` outside which it equals the previous grab's
-    # image; (0, 0): nothing changed; None: not known (compare the images).
-    changed_rows: tuple[int, int] | None = None
+    # Bands of rows [top, bottom) of `image`, in order and apart, outside which it
+    # equals the previous grab's image; (): nothing changed; None: not known
+    # (compare the images).
+    changed_rows: RowBands | None = None
     # The source's own record of this capture, for the next comparison.
     token: object = field(default=None, repr=False, compare=False)
 

@@ -10,8 +10,13 @@ import numpy as np
 from mss.exception import ScreenShotError
 from PIL import Image
 
-from holodesk.platform.base import Grab, Region
+from holodesk.platform.base import Grab, Region, RowBands
 from holodesk.platform.errors import CaptureError
+
+# Separate changes (a caret at the top, a tooltip at the bottom) are compared and
+# converted band by band, not as one span from the first to the last; past this many
+# bands the nearest are joined.
+MAX_BANDS = 8
 
 
 class MssGrabber:
@@ -47,19 +52,19 @@ class MssGrabber:
             or len(raw) != width * height * 4
         ):
             return Grab(region, _rgb(raw, shot.size), None, raw)
-        rows = np.flatnonzero(
-            (
-                np.frombuffer(raw, np.uint32).reshape(height, width)
-                != np.frombuffer(before, np.uint32).reshape(height, width)
-            ).any(axis=1)
-        )
-        if rows.size == 0:
-            return Grab(region, previous.image, (0, 0), raw)
-        top, bottom = int(rows[0]), int(rows[-1]) + 1
+        differs = (
+            np.frombuffer(raw, np.uint32).reshape(height, width)
+            != np.frombuffer(before, np.uint32).reshape(height, width)
+        ).any(axis=1)
+        bands = row_bands(differs)
+        if not bands:
+            return Grab(region, previous.image, (), raw)
         stride = width * 4
         image = previous.image.copy()
-        image.paste(_rgb(raw[top * stride : bottom * stride], (width, bottom - top)), (0, top))
-        return Grab(region, image, (top, bottom), raw)
+        for top, bottom in bands:
+            band = _rgb(raw[top * stride : bottom * stride], (width, bottom - top))
+            image.paste(band, (0, top))
+        return Grab(region, image, bands, raw)
 
     def _shot(self, left: float, top: float, width: float, height: float, what: object) -> Any:
         area = {"left": left, "top": top, "width": width, "height": height}
@@ -76,6 +81,23 @@ class MssGrabber:
             if self._grabber is not None:
                 self._grabber.close()
                 self._grabber = None
+
+
+def row_bands(changed: np.ndarray, max_bands: int = MAX_BANDS) -> RowBands:
+    """The runs of True in a per-row flag array, as [top, bottom) bands; past
+    `max_bands`, the smallest gaps between runs are bridged."""
+    rows = np.flatnonzero(changed)
+    if rows.size == 0:
+        return ()
+    breaks = np.flatnonzero(np.diff(rows) > 1)
+    starts = np.concatenate(([rows[0]], rows[breaks + 1]))
+    ends = np.concatenate((rows[breaks] + 1, [rows[-1] + 1]))
+    if starts.size > max_bands:
+        gaps = starts[1:] - ends[:-1]
+        kept = np.sort(np.argsort(gaps, kind="stable")[gaps.size - (max_bands - 1) :])
+        starts = np.concatenate((starts[:1], starts[1:][kept]))
+        ends = np.concatenate((ends[:-1][kept], ends[-1:]))
+    return tuple(zip(starts.tolist(), ends.tolist(), strict=True))
 
 
 def _rgb(raw: bytes | bytearray, size: tuple[int, int]) -> Image.Image:
