@@ -12,7 +12,8 @@ sends instead:
   cost more bytes than the last full frame did.
 
 Changes are found on the full-resolution screen (exact comparison against the
-previous screen, 32 px tiles -> connected groups -> merged boxes), and only
+previous screen, 32 px tiles -> connected groups -> merged boxes; only in the
+bands of rows the screen source says changed, when it can tell), and only
 the frame pixels that depend on them are recomputed (`Downsizer.region`, bit for
 bit what a full downsize gives). So what the daemon rebuilds is exactly:
 
@@ -152,9 +153,11 @@ def merge_boxes(boxes: list[Box], max_boxes: int = MAX_PATCHES) -> list[Box]:
     return merged
 
 
-def tighten(difference: Image.Image, box: Box) -> Box | None:
-    """The smallest box inside `box` holding every non-zero pixel (None: there is none)."""
-    inner = difference.crop(box.as_tuple()).getbbox()
+def changed_within(before: Image.Image, after: Image.Image, box: Box) -> Box | None:
+    """The smallest box inside `box` holding every pixel where the two images differ
+    (None: they are equal there)."""
+    area = box.as_tuple()
+    inner = ImageChops.difference(before.crop(area), after.crop(area)).getbbox()
     if inner is None:
         return None
     return Box(box.left + inner[0], box.top + inner[1], box.left + inner[2], box.top + inner[3])
@@ -267,22 +270,11 @@ class DeltaEncoder:
         # Bands are apart by whole unchanged rows of tiles, so these are the groups a
         # whole-screen search finds, in the same order: the patches do not depend on
         # how the source reported its changes.
-        changed: list[Box] = []
-        for box in merge_boxes(groups):
-            exact = tighten(
-                ImageChops.difference(
-                    self._screen.crop(box.as_tuple()), screen.crop(box.as_tuple())
-                ),
-                Box(0, 0, box.width, box.height),
-            )
-            if exact is not None:
-                on_screen = Box(
-                    box.left + exact.left,
-                    box.top + exact.top,
-                    box.left + exact.right,
-                    box.top + exact.bottom,
-                )
-                changed.append(self._downsizer.affected(on_screen))
+        changed = [
+            self._downsizer.affected(exact)
+            for box in merge_boxes(groups)
+            if (exact := changed_within(self._screen, screen, box)) is not None
+        ]
         targets = merge_boxes([box for box in changed if box.area], max_boxes=MAX_PATCHES)
         frame_area = self._frame.width * self._frame.height
         if sum(box.area for box in targets) > frame_area * FULL_FRAME_FRACTION:
@@ -294,9 +286,7 @@ class DeltaEncoder:
             pixels = self._downsizer.region(screen, target)
             before = updated.crop(target.as_tuple())
             updated.paste(pixels, (target.left, target.top))
-            inner = tighten(
-                ImageChops.difference(before, pixels), Box(0, 0, target.width, target.height)
-            )
+            inner = changed_within(before, pixels, Box(0, 0, target.width, target.height))
             if inner is None:
                 continue  # the screen changed below what the frame's resolution shows
             patch = pixels.crop(inner.as_tuple())
