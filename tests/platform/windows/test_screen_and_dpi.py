@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from holodesk.platform.backends import win32
-from holodesk.platform.base import Backend, Region
+from holodesk.platform.base import Backend, Grab, Region
 from holodesk.platform.errors import BackendUnavailableError, CaptureError
 from holodesk.platform.windows.api import DpiAwareness, Monitor
 from holodesk.platform.windows.blocked import BlockedInput, explain
@@ -178,3 +178,28 @@ def test_blocked_input_names_its_cause_and_fix(facts: BlockedInput, expected: li
 def test_an_elevated_client_is_not_told_to_elevate_for_an_elevated_window() -> None:
     message = explain(BlockedInput(1, 0, 0, "Default", True, True))
     assert "runs elevated (as administrator) and this client does not" not in message
+
+
+def test_incremental_grabs_go_through_the_api_with_the_same_checks(api: FakeWinApi) -> None:
+    backend = win32.create(api=api)
+    area = Region(-1920, 540, 1920, 1080)
+    first = backend.screen.grab_since(area)
+    assert first.changed_rows is None  # the fake cannot tell: the encoder compares
+    assert first.image.getpixel((0, 0)) == (-1920 % 256, 540 % 256, 7)
+    told = Grab(area, first.image, ((3, 9),))
+
+    def telling(region: Region, previous: Grab | None) -> Grab:
+        assert (region, previous) == (area, first)
+        return told
+
+    api.capture_since = telling  # type: ignore[method-assign]
+    assert backend.screen.grab_since(area, first) is told
+    with pytest.raises(ValueError, match="inside"):
+        backend.screen.grab_since(Region(-1930, 0, 20, 20), first)
+
+    def scaled(region: Region, previous: Grab | None) -> Grab:
+        return Grab(region, Image.new("RGB", (region.width * 2 // 3, region.height * 2 // 3)))
+
+    api.capture_since = scaled  # type: ignore[method-assign]
+    with pytest.raises(CaptureError, match="not per-monitor DPI aware"):
+        backend.screen.grab_since(area, first)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from PIL import Image
 
-from holodesk.platform.base import Region
+from holodesk.platform.base import Grab, Region
 from holodesk.platform.windows.structs import INPUT
 
 # 96 DPI is 100% scaling: Windows' definition of one logical pixel.
@@ -114,6 +114,10 @@ class WinApi(ABC):
     @abstractmethod
     def capture(self, region: Region) -> Image.Image:
         """An RGB image of a region of the virtual screen, one pixel per physical pixel."""
+
+    def capture_since(self, region: Region, previous: Grab | None) -> Grab:
+        """`capture`, saying which rows changed since `previous` where the API can."""
+        return Grab(region, self.capture(region))
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release what the API holds (capture handles)."""

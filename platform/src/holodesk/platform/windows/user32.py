@@ -17,7 +17,7 @@ from typing import Any
 
 from PIL import Image
 
-from holodesk.platform.base import Region
+from holodesk.platform.base import Grab, Region
 from holodesk.platform.errors import CaptureError, InputError
 from holodesk.platform.mss_grabber import MssGrabber
 from holodesk.platform.windows.api import DpiAwareness, Monitor, WinApi
@@ -415,6 +415,10 @@ class User32Api(WinApi):
     # -- capture -------------------------------------------------------------------------------
     def capture(self, region: Region) -> Image.Image:
         return self._grabber.grab(region.x, region.y, region.width, region.height, region)
+
+    def capture_since(self, region: Region, previous: Grab | None) -> Grab:
+        # GDI's capture is BGRA rows like X11's: the same row comparison applies.
+        return self._grabber.grab_since(region, region, previous)
 
     def close(self) -> None:
         self._grabber.close()
