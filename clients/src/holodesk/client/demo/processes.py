@@ -43,16 +43,23 @@ class FormAppProcess:
             env=env,
             stderr=subprocess.PIPE,
         )
-        deadline = time.monotonic() + self._timeout
-        while not self._state_file.exists():
-            if self._process.poll() is not None:
-                stderr = self._process.stderr.read().decode() if self._process.stderr else ""
-                raise DemoError(f"the form app exited early: {stderr.strip()}")
-            if time.monotonic() > deadline:
-                raise DemoError("the form app did not start within 15 s")
-            time.sleep(0.05)
+        try:
+            self._wait_until_started(self._process)
+        except BaseException:
+            stop_process(self._process, timeout_s=10.0)  # __exit__ will not run
+            raise
         time.sleep(0.3)  # let the window finish its first paint before the first capture
         return self
+
+    def _wait_until_started(self, process: subprocess.Popen[bytes]) -> None:
+        deadline = time.monotonic() + self._timeout
+        while not self._state_file.exists():
+            if process.poll() is not None:
+                stderr = process.stderr.read().decode() if process.stderr else ""
+                raise DemoError(f"the form app exited early: {stderr.strip()}")
+            if time.monotonic() > deadline:
+                raise DemoError(f"the form app did not start within {self._timeout:g} s")
+            time.sleep(0.05)
 
     def state(self) -> dict[str, Any]:
         loaded: dict[str, Any] = json.loads(self._state_file.read_text())
@@ -65,8 +72,7 @@ class FormAppProcess:
         tb: TracebackType | None,
     ) -> None:
         if self._process is not None:
-            self._process.terminate()
-            self._process.wait(timeout=10)
+            stop_process(self._process, timeout_s=10.0)
 
 
 @dataclass(frozen=True)
