@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import io
 
+import numpy as np
 import pytest
-from PIL import Image
+from PIL import Image, ImageDraw, ImageFont
 
 from holodesk.client.capture import (
     ALL_DISPLAYS,
     CaptureError,
     FrameCapturer,
     FrameTooLargeError,
+    encode_within,
     fit_size,
 )
 from holodesk.client.frames import Encoding, FrameSpec
+from holodesk.data.png import encode_png
 from holodesk.platform.backends import fake
 from holodesk.platform.base import Region
 
@@ -133,3 +136,18 @@ def test_unknown_display_lists_the_known_ones(backend: fake.FakeBackend) -> None
 def test_frame_spec_rejects_bad_quality(quality: int) -> None:
     with pytest.raises(ValueError, match="quality"):
         FrameSpec(quality=quality)
+
+
+def test_a_png_over_the_limit_is_compressed_harder_and_stays_exact() -> None:
+    image = Image.new("RGB", (640, 400), (246, 246, 248))
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.load_default(size=13)
+    for row in range(25):
+        draw.text(
+            (10, row * 15), "the quick brown fox jumps over the lazy dog " * 2, (30, 30, 30), font
+        )
+    usual, hardest = len(encode_png(image, 6)), len(encode_png(image, 9))
+    assert hardest < usual
+    data = encode_within(image, FrameSpec(encoding=Encoding.PNG, max_bytes=hardest))
+    assert len(data) == hardest
+    assert np.array_equal(np.asarray(_decode(data).convert("RGB")), np.asarray(image))

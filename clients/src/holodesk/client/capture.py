@@ -21,7 +21,7 @@ from holodesk.client.deltas import DeltaEncoder, FramePayload
 from holodesk.client.frames import Encoding, FrameSpec, SentFrame
 from holodesk.client.resize import Downsizer
 from holodesk.client.safety.redact import redact
-from holodesk.data.png import encode_png
+from holodesk.data.png import encode_png, exact_palette
 from holodesk.platform.base import DisplayInfo, Grab, Region, ScreenSource
 
 ALL_DISPLAYS = "all"
@@ -75,6 +75,7 @@ def encode_within(image: Image.Image, spec: FrameSpec) -> bytes:
     """Encode per the spec; if over max_bytes, retry smaller settings, then fail."""
     if spec.encoding is Encoding.PNG:
         attempts = [(spec.quality, level) for level in _PNG_LEVELS]
+        image = exact_palette(image) or image  # indexed once, whatever the level
     else:
         lower = [q for q in _FALLBACK_QUALITIES if q < spec.quality]
         attempts = [(q, 6) for q in (spec.quality, *lower)]
