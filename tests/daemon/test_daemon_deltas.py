@@ -383,18 +383,25 @@ async def test_after_a_resume_the_frame_in_flight_is_gone_but_held_frames_are_ba
                 assert "after a reconnect send a full frame first" in (error.details() or "")
 
 
-def test_rebuild_decodes_any_base_and_stores_the_result_losslessly() -> None:
-    base_image = noise(40, 30, 5)
-    base = EncodedFrame("b", Size(40, 30), ImageEncoding.PNG, encode(base_image))
-    pixels = noise(10, 10, 6)
+def rebuilt_with(
+    base_data: bytes, size: Size, at: tuple[int, int], pixels: Image.Image
+) -> EncodedFrame:
+    """The daemon's rebuild of frame "d": `pixels` (as RGB PNG) painted at `at` over base "b"."""
+    base = EncodedFrame("b", size, ImageEncoding.PNG, base_data)
+    rect = Rect(at[0], at[1], pixels.width, pixels.height)
     wire = frame_deltas.FrameDelta(
         frame_id="d",
-        size=Size(40, 30),
+        size=size,
         base_frame_id="b",
-        patches=(frame_deltas.FramePatch(Rect(30, 20, 10, 10), ImageEncoding.PNG, encode(pixels)),),
+        patches=(frame_deltas.FramePatch(rect, ImageEncoding.PNG, encode(pixels)),),
     )
-    limits = FrameLimits()
-    rebuilt = asyncio.run(frame_deltas.resolve(wire, [base], limits, "frame"))
+    return asyncio.run(frame_deltas.resolve(wire, [base], FrameLimits(), "frame"))
+
+
+def test_rebuild_decodes_any_base_and_stores_the_result_losslessly() -> None:
+    base_image = noise(40, 30, 5)
+    pixels = noise(10, 10, 6)
+    rebuilt = rebuilt_with(encode(base_image), Size(40, 30), (30, 20), pixels)
     expected = np.asarray(base_image).copy()
     expected[20:30, 30:40] = np.asarray(pixels)
     np.testing.assert_array_equal(decoded(rebuilt.data), expected)
@@ -405,15 +412,8 @@ def test_a_rebuilt_screen_of_few_colours_is_stored_as_indexed_png() -> None:
     """Like the frames the client sends: exact, one byte a pixel, and in the encoding a
     PNG dialect asks for (so its model image is the frame as it is)."""
     flat = Image.new("RGB", (64, 48), (236, 236, 236))
-    base = EncodedFrame("b", Size(64, 48), ImageEncoding.PNG, encode(flat))
     button = Image.new("RGB", (20, 10), (30, 110, 220))
-    wire = frame_deltas.FrameDelta(
-        frame_id="d",
-        size=Size(64, 48),
-        base_frame_id="b",
-        patches=(frame_deltas.FramePatch(Rect(8, 8, 20, 10), ImageEncoding.PNG, encode(button)),),
-    )
-    rebuilt = asyncio.run(frame_deltas.resolve(wire, [base], FrameLimits(), "frame"))
+    rebuilt = rebuilt_with(encode(flat), Size(64, 48), (8, 8), button)
     assert rebuilt.encoding is ImageEncoding.PNG
     with Image.open(io.BytesIO(rebuilt.data)) as image:
         assert image.mode == "P"
@@ -446,15 +446,7 @@ def test_a_rebuild_on_an_indexed_base_is_exact_whether_or_not_the_palette_holds_
         else base_image.crop((50, 40, 80, 60)).transpose(Image.Transpose.FLIP_LEFT_RIGHT)
     )
     # The base as the daemon holds a client's frame (indexed), the patch as RGB PNG.
-    base_data = encode_png(base_image)
-    base = EncodedFrame("b", Size(120, 80), ImageEncoding.PNG, base_data)
-    wire = frame_deltas.FrameDelta(
-        frame_id="d",
-        size=Size(120, 80),
-        base_frame_id="b",
-        patches=(frame_deltas.FramePatch(Rect(5, 7, 30, 20), ImageEncoding.PNG, encode(pixels)),),
-    )
-    rebuilt = asyncio.run(frame_deltas.resolve(wire, [base], FrameLimits(), "frame"))
+    rebuilt = rebuilt_with(encode_png(base_image), Size(120, 80), (5, 7), pixels)
     expected = np.asarray(base_image).copy()
     expected[7:27, 5:35] = np.asarray(pixels)
     np.testing.assert_array_equal(decoded(rebuilt.data), expected)
