@@ -7,6 +7,7 @@ scrolling, history navigation, form submission).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from holodesk.platform.backends.web import WebBackend
 from holodesk.platform.base import MouseButton
 from holodesk.platform.errors import PlatformError
+from holodesk.platform.web.input import WebInput
 from tests.platform.conformance import conformance_test
 from tests.platform.web.support import WebTarget, events, wait_for
 
@@ -54,6 +56,18 @@ def test_buttons_have_their_dom_numbers_and_bits(web: WebBackend) -> None:
     assert [e["button"] for e in events(web, "contextmenu")] == [2]
     assert [e["button"] for e in events(web, "auxclick")] == [2, 1, 3, 4]
     assert [e["button"] for e in events(web, "click")] == [0], "only the left button clicks"
+
+
+def test_a_multi_click_is_one_series_however_slow_the_machine(web: WebBackend) -> None:
+    # Every clock reading 10 s after the last: far past the double-click interval
+    # between any two presses, as on a machine too loaded to keep up.
+    readings = itertools.count(step=10.0)
+    slow = WebInput(web.page, clock=lambda: next(readings))
+    slow.click(*PAD, count=3)
+    slow.click(*PAD)  # a separate click that slow is a new series
+    assert [e["detail"] for e in events(web, "mousedown")] == [1, 2, 3, 1]
+    assert [e["detail"] for e in events(web, "mouseup")] == [1, 2, 3, 1]
+    assert len(events(web, "dblclick")) == 1
 
 
 def test_back_and_forward_buttons_move_through_history(

@@ -8,11 +8,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from holodesk.platform.base import InputDriver, MouseButton
+from holodesk.platform.clicks import ClickCounter
 from holodesk.platform.errors import InputError
 from holodesk.platform.keys import MODIFIERS
 from holodesk.platform.macos import cg
 from holodesk.platform.macos.api import KeyEvent, MouseEvent, QuartzApi, ScrollEvent
-from holodesk.platform.macos.clicks import ClickCounter
 from holodesk.platform.macos.geometry import DesktopMap
 from holodesk.platform.macos.keycodes import (
     NAMED_KEYCODES,

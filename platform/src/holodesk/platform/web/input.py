@@ -9,10 +9,11 @@ against the pixel after it too, while the event reports x = 99: an element
 one CSS pixel wide would get clicks the model never aimed at it.
 
 A real OS decides that a press is a double or triple click; DevTools must be told.
-So, like the OS, this driver counts a press of the same button within
-DOUBLE_CLICK_S and DOUBLE_CLICK_SLOP_CSS_PX of the previous press as the next
-click of a series, and sends that count with the press and its release: the
-shared `click(count=2)` then reaches the page as detail 1, then 2, and a dblclick.
+So, like the OS, this driver counts clicks (holodesk.platform.clicks: a press of
+the same button within DOUBLE_CLICK_S of the previous release and 4 CSS px of its
+press continues the series) and sends that count with the press and its release:
+`click(count=2)` reaches the page as detail 1, then 2, and a dblclick, however
+long the machine takes between its presses.
 """
 
 from __future__ import annotations
@@ -20,16 +21,17 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from holodesk.platform.base import InputDriver, MouseButton
+from holodesk.platform.clicks import ClickCounter
 from holodesk.platform.keys import is_modifier
 from holodesk.platform.text import KeyPress, TextRun, plan_text
 from holodesk.platform.web.keys import MODIFIER_BITS, key_definition
 from holodesk.platform.web.page import WebPage
 
 DOUBLE_CLICK_S = 0.5
-DOUBLE_CLICK_SLOP_CSS_PX = 4.0
 # One wheel notch, in CSS px: what Chromium scrolls per notch on Windows and the
 # ±100 deltaY pages see from most wheels. The page gets one wheel event per notch.
 WHEEL_NOTCH_PX = 100
@@ -50,7 +52,7 @@ _TEXT_BLOCKING = MODIFIER_BITS["ctrl"] | MODIFIER_BITS["alt"] | MODIFIER_BITS["m
 class WebInput(InputDriver):
     """Mouse, wheel and keys for one page; text through Input.insertText."""
 
-    def __init__(self, page: WebPage) -> None:
+    def __init__(self, page: WebPage, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__()
         self._page = page
         self._scale = page.device_scale_factor
@@ -60,8 +62,7 @@ class WebInput(InputDriver):
         self._buttons: list[MouseButton] = []
         self._keys_down: set[str] = set()
         self._modifiers = 0
-        # The series the next press may continue: button, time, CSS position, count.
-        self._series: tuple[MouseButton, float, tuple[int, int], int] | None = None
+        self._clicks = ClickCounter(lambda: DOUBLE_CLICK_S, clock)
 
     # -- pointer -------------------------------------------------------------------------
     def _move(self, x: int, y: int) -> None:
@@ -76,35 +77,33 @@ class WebInput(InputDriver):
 
     def _button(self, button: MouseButton, down: bool) -> None:
         with self._lock:
-            css = self._css(*self._cursor)
             if down:
-                count = self._next_count(button, css)
+                count = self._clicks.press(button, *self._css(*self._cursor))
                 if button not in self._buttons:
                     self._buttons.append(button)
                 event = self._mouse_event("mousePressed", _BUTTON_NAMES[button], count)
             else:
-                series = self._series
-                count = series[3] if series is not None and series[0] is button else 1
+                count = self._clicks.release(button)
                 if button in self._buttons:
                     self._buttons.remove(button)
                 event = self._mouse_event("mouseReleased", _BUTTON_NAMES[button], count)
             self._page.dispatch_mouse(event)
 
-    def _next_count(self, button: MouseButton, css: tuple[int, int]) -> int:
-        now = time.monotonic()
-        series = self._series
-        count = 1
-        if series is not None:
-            last_button, last_time, (last_x, last_y), last_count = series
-            if (
-                last_button is button
-                and now - last_time <= DOUBLE_CLICK_S
-                and abs(css[0] - last_x) <= DOUBLE_CLICK_SLOP_CSS_PX
-                and abs(css[1] - last_y) <= DOUBLE_CLICK_SLOP_CSS_PX
-            ):
-                count = last_count + 1
-        self._series = (button, now, css, count)
-        return count
+    def click(
+        self,
+        x: int,
+        y: int,
+        button: MouseButton = MouseButton.LEFT,
+        count: int = 1,
+        modifiers: Sequence[str] = (),
+    ) -> None:
+        # A click of count n is one series: counts 1..n, however long it takes.
+        with self._lock:
+            self._clicks.begin_series()
+            try:
+                super().click(x, y, button, count, modifiers)
+            finally:
+                self._clicks.end_series()
 
     def _scroll(self, dx: int, dy: int) -> None:
         with self._lock:

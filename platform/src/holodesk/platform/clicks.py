@@ -1,21 +1,24 @@
-"""Click state (kCGMouseEventClickState) for synthetic presses.
+"""Click counts for synthetic presses (macOS's kCGMouseEventClickState, DevTools'
+clickCount).
 
-macOS counts clicks for hardware events only: a posted event carries whatever click
-state its poster sets, and applications read it (NSEvent.clickCount) to tell a
-double or triple click from single ones. So the backend counts like the system does:
-a press of the same button, near the same spot, within the double-click interval of
-the previous release continues the series. A composite click(count=n) is a series
-by definition, whatever the time between its presses.
+An OS counts clicks for hardware input only: a posted event carries whatever count
+its poster sets, and applications read it (NSEvent.clickCount, MouseEvent.detail)
+to tell a double or triple click from single ones. So a backend counts like the
+system does: a press of the same button, near the same spot, within the
+double-click interval of the previous release continues the series. A composite
+click(count=n) is a series by definition, whatever the time between its presses
+(on a loaded machine, more than the interval can pass between two of them).
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 
-# How far (in points) a press may stray from the previous one and still continue it.
-CLICK_SLOP_POINTS = 4.0
+# How far (in the caller's units: points, CSS px) a press may stray from the previous
+# one and still continue it.
+CLICK_SLOP = 4.0
 
 
 class ClickCounter:
@@ -28,7 +31,7 @@ class ClickCounter:
     ) -> None:
         self._interval = interval
         self._clock = clock
-        self._button = -1
+        self._button: Hashable = None
         self._state = 0
         self._where = (math.nan, math.nan)
         self._released_at = -math.inf
@@ -42,12 +45,12 @@ class ClickCounter:
     def end_series(self) -> None:
         self._series = False
 
-    def press(self, button: int, x: float, y: float) -> int:
+    def press(self, button: Hashable, x: float, y: float) -> int:
         continues = button == self._button and (
             self._series
             or (
                 self._clock() - self._released_at <= self._interval()
-                and math.dist((x, y), self._where) <= CLICK_SLOP_POINTS
+                and math.dist((x, y), self._where) <= CLICK_SLOP
             )
         )
         self._state = self._state + 1 if continues else 1
@@ -55,7 +58,7 @@ class ClickCounter:
         self._where = (x, y)
         return self._state
 
-    def release(self, button: int) -> int:
+    def release(self, button: Hashable) -> int:
         """The state of the press this release ends (1 for a release without one)."""
         self._released_at = self._clock()
         if button != self._button or self._state == 0:
