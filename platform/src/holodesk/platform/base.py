@@ -217,7 +217,7 @@ class InputDriver(ABC):
             raise ValueError(f"click count must be 1, 2 or 3, not {count}")
         keys = [normalize_key(key) for key in modifiers]
         self.move(x, y)
-        with self._holding(keys):
+        with self._holding(keys), self._click_series():
             for _ in range(count):
                 self.mouse_down(button)
                 self.mouse_up(button)
@@ -256,6 +256,11 @@ class InputDriver(ABC):
             raise ValueError("a key chord needs at least one key")
         with self._holding([normalize_key(key) for key in keys]):
             pass
+
+    def _click_series(self) -> contextlib.AbstractContextManager[None]:
+        """Held around the presses of one click(count=n). Backends that count clicks
+        themselves (holodesk.platform.clicks) make those presses one series here."""
+        return contextlib.nullcontext()
 
     @contextlib.contextmanager
     def _holding(self, keys: Sequence[str]) -> Iterator[None]:

@@ -12,9 +12,10 @@ click(count=n) is a series by definition, whatever the time between its presses
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 
 # How far (in the caller's units: points, CSS px) a press may stray from the previous
 # one and still continue it.
@@ -37,13 +38,14 @@ class ClickCounter:
         self._released_at = -math.inf
         self._series = False
 
-    def begin_series(self) -> None:
-        """The next presses form one multi-click, starting from a single click."""
-        self._series = True
-        self._state = 0
-
-    def end_series(self) -> None:
-        self._series = False
+    @contextlib.contextmanager
+    def series(self) -> Iterator[None]:
+        """The presses inside form one multi-click, starting from a single click."""
+        self._series, self._state = True, 0
+        try:
+            yield
+        finally:
+            self._series = False
 
     def press(self, button: Hashable, x: float, y: float) -> int:
         continues = button == self._button and (

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from holodesk.platform.base import InputDriver, MouseButton
@@ -128,21 +129,11 @@ class QuartzInput(InputDriver):
                 horizontal = -_sign(dx) if notch < abs(dx) else 0
                 self._api.post(ScrollEvent(x, y, vertical, horizontal, self._flags))
 
-    def click(
-        self,
-        x: int,
-        y: int,
-        button: MouseButton = MouseButton.LEFT,
-        count: int = 1,
-        modifiers: Sequence[str] = (),
-    ) -> None:
-        # A click of count n is one series: click states 1..n, however long it takes.
-        with self._lock:
-            self._clicks.begin_series()
-            try:
-                super().click(x, y, button, count, modifiers)
-            finally:
-                self._clicks.end_series()
+    @contextlib.contextmanager
+    def _click_series(self) -> Iterator[None]:
+        # A click of count n is one series: counts 1..n, however long it takes.
+        with self._lock, self._clicks.series():
+            yield
 
     def cursor_position(self) -> tuple[int, int]:
         with self._lock:

@@ -18,10 +18,11 @@ long the machine takes between its presses.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from holodesk.platform.base import InputDriver, MouseButton
@@ -89,21 +90,11 @@ class WebInput(InputDriver):
                 event = self._mouse_event("mouseReleased", _BUTTON_NAMES[button], count)
             self._page.dispatch_mouse(event)
 
-    def click(
-        self,
-        x: int,
-        y: int,
-        button: MouseButton = MouseButton.LEFT,
-        count: int = 1,
-        modifiers: Sequence[str] = (),
-    ) -> None:
+    @contextlib.contextmanager
+    def _click_series(self) -> Iterator[None]:
         # A click of count n is one series: counts 1..n, however long it takes.
-        with self._lock:
-            self._clicks.begin_series()
-            try:
-                super().click(x, y, button, count, modifiers)
-            finally:
-                self._clicks.end_series()
+        with self._lock, self._clicks.series():
+            yield
 
     def _scroll(self, dx: int, dy: int) -> None:
         with self._lock:
