@@ -85,6 +85,13 @@ BUTTONS_PER_CLICK = range(1, 4)
 RowBands = tuple[tuple[int, int], ...]
 
 
+def check_grab(region: Region, bounds: Region) -> None:
+    """ValueError unless `region` is non-empty and inside `bounds` (what a source
+    can capture)."""
+    if region.width == 0 or region.height == 0 or not bounds.contains_region(region):
+        raise ValueError(f"cannot grab {region}: it must be non-empty and inside {bounds}")
+
+
 @dataclass(frozen=True)
 class Grab:
     """A capture of a region, and what changed since the capture it was compared with.

@@ -18,6 +18,7 @@ from holodesk.platform.base import (
     MouseButton,
     Region,
     ScreenSource,
+    check_grab,
 )
 from holodesk.platform.errors import InputError
 
@@ -79,8 +80,7 @@ class FakeScreen(ScreenSource):
 
     def grab(self, region: Region) -> Image.Image:
         desktop = self.virtual_desktop()
-        if region.width == 0 or region.height == 0 or not desktop.contains_region(region):
-            raise ValueError(f"cannot grab {region}: it must be non-empty and inside {desktop}")
+        check_grab(region, desktop)
         self.grabs.append(region)
         left, top = region.x - desktop.x, region.y - desktop.y
         return self.image.crop((left, top, left + region.width, top + region.height))

@@ -8,7 +8,7 @@ from fractions import Fraction
 
 from PIL import Image
 
-from holodesk.platform.base import DisplayInfo, Region, ScreenSource
+from holodesk.platform.base import DisplayInfo, Region, ScreenSource, check_grab
 from holodesk.platform.macos.api import PointRect, QuartzApi
 from holodesk.platform.macos.geometry import DesktopMap, DisplayMap
 
@@ -31,9 +31,7 @@ class QuartzScreen(ScreenSource):
         """Each display's part of the region captured at its own scale; gaps stay black."""
         with self._lock:
             maps = self._desktop().displays
-            desktop = _bounding_box([m.pixels for m in maps])
-            if region.width == 0 or region.height == 0 or not desktop.contains_region(region):
-                raise ValueError(f"cannot grab {region}: it must be non-empty and inside {desktop}")
+            check_grab(region, _bounding_box([m.pixels for m in maps]))
             canvas = Image.new("RGB", (region.width, region.height))
             for display in maps:
                 part = _intersection(region, display.pixels)

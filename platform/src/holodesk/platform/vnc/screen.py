@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PIL import Image
 
-from holodesk.platform.base import DisplayInfo, Region, ScreenSource
+from holodesk.platform.base import DisplayInfo, Region, ScreenSource, check_grab
 from holodesk.platform.errors import CaptureError
 from holodesk.platform.vnc.client import RfbClient
 from holodesk.platform.vnc.connection import VncLink
@@ -49,9 +49,7 @@ class VncScreen(ScreenSource):
         ]
 
     def grab(self, region: Region) -> Image.Image:
-        desktop = self.virtual_desktop()
-        if region.width == 0 or region.height == 0 or not desktop.contains_region(region):
-            raise ValueError(f"cannot grab {region}: it must be non-empty and inside {desktop}")
+        check_grab(region, self.virtual_desktop())
 
         def snapshot(client: RfbClient) -> Image.Image:
             try:

@@ -6,7 +6,7 @@ import io
 
 from PIL import Image, UnidentifiedImageError
 
-from holodesk.platform.base import DisplayInfo, Region, ScreenSource
+from holodesk.platform.base import DisplayInfo, Region, ScreenSource, check_grab
 from holodesk.platform.errors import CaptureError
 from holodesk.platform.web.page import WebPage
 
@@ -22,8 +22,7 @@ class WebScreen(ScreenSource):
 
     def grab(self, region: Region) -> Image.Image:
         bounds = self._page.display.bounds
-        if region.width == 0 or region.height == 0 or not bounds.contains_region(region):
-            raise ValueError(f"cannot grab {region}: it must be non-empty and inside {bounds}")
+        check_grab(region, bounds)
         data = self._page.screenshot()
         try:
             image = Image.open(io.BytesIO(data))

@@ -6,7 +6,7 @@ import threading
 
 from PIL import Image
 
-from holodesk.platform.base import DisplayInfo, Grab, Region, ScreenSource
+from holodesk.platform.base import DisplayInfo, Grab, Region, ScreenSource, check_grab
 from holodesk.platform.errors import CaptureError
 from holodesk.platform.windows.api import WinApi
 from holodesk.platform.windows.dpi import scale_factor
@@ -43,22 +43,17 @@ class WinScreen(ScreenSource):
             return displays_from_monitors(self._api)
 
     def grab(self, region: Region) -> Image.Image:
-        self._check(region)
+        check_grab(region, self.virtual_desktop())
         with self._lock:
             image = self._api.capture(region)
         return self._checked(image, region).convert("RGB")
 
     def grab_since(self, region: Region, previous: Grab | None = None) -> Grab:
-        self._check(region)
+        check_grab(region, self.virtual_desktop())
         with self._lock:
             grab = self._api.capture_since(region, previous)
         self._checked(grab.image, region)
         return grab
-
-    def _check(self, region: Region) -> None:
-        desktop = self.virtual_desktop()
-        if region.width == 0 or region.height == 0 or not desktop.contains_region(region):
-            raise ValueError(f"cannot grab {region}: it must be non-empty and inside {desktop}")
 
     @staticmethod
     def _checked(image: Image.Image, region: Region) -> Image.Image:

@@ -19,7 +19,7 @@ from Xlib import X, Xatom
 from Xlib import error as xerror
 from Xlib.ext import randr
 
-from holodesk.platform.base import DisplayInfo, Grab, Region, ScreenSource
+from holodesk.platform.base import DisplayInfo, Grab, Region, ScreenSource, check_grab
 from holodesk.platform.mss_grabber import MssGrabber
 
 # X11 has one scale for the whole screen: the Xft.dpi resource desktops set for HiDPI.
@@ -110,17 +110,12 @@ class X11Screen(ScreenSource):
         )
 
     def grab(self, region: Region) -> Image.Image:
-        self._check(region)
+        check_grab(region, self._screen_region())
         return self._grabber.grab(region.x, region.y, region.width, region.height, region)
 
     def grab_since(self, region: Region, previous: Grab | None = None) -> Grab:
-        self._check(region)
+        check_grab(region, self._screen_region())
         return self._grabber.grab_since(region, region, previous)
-
-    def _check(self, region: Region) -> None:
-        screen = self._screen_region()
-        if region.width == 0 or region.height == 0 or not screen.contains_region(region):
-            raise ValueError(f"cannot grab {region}: it must be non-empty and inside {screen}")
 
     def close(self) -> None:
         self._grabber.close()
