@@ -199,12 +199,7 @@ def rebuild(delta: FrameDelta, base: EncodedFrame, where: str) -> EncodedFrame:
         if not paint_indexed(canvas, pixels, at):
             canvas = canvas.convert("RGB")
             canvas.paste(pixels, at)
-    if canvas.mode == "P":
-        buffer = io.BytesIO()
-        canvas.save(buffer, "PNG", compress_level=REBUILT_PNG_LEVEL)
-        encoding, data = ImageEncoding.PNG, buffer.getvalue()
-    else:
-        encoding, data = encode_lossless(canvas)
+    encoding, data = encode_lossless(canvas)
     return EncodedFrame(
         frame_id=delta.frame_id,
         size=delta.size,
@@ -217,8 +212,9 @@ def rebuild(delta: FrameDelta, base: EncodedFrame, where: str) -> EncodedFrame:
 
 
 def encode_lossless(image: Image.Image) -> tuple[ImageEncoding, bytes]:
-    """Indexed PNG when the image has at most 256 colours, else WebP lossless."""
-    indexed = exact_palette(image)
+    """Indexed PNG when the image is indexed or has at most 256 colours, else WebP
+    lossless."""
+    indexed = image if image.mode == "P" else exact_palette(image)
     buffer = io.BytesIO()
     if indexed is not None:
         indexed.save(buffer, "PNG", compress_level=REBUILT_PNG_LEVEL)

@@ -94,7 +94,9 @@ class X11Screen(ScreenSource):
 
     def _read_layout(self) -> _Layout:
         scale = self._scale_factor()
-        monitors = self._randr_monitors() or self._xinerama_screens() or self._whole_screen()
+        geometry = self._root.get_geometry()
+        screen = Region(0, 0, int(geometry.width), int(geometry.height))
+        monitors = self._randr_monitors() or self._xinerama_screens() or [("screen", screen, True)]
         if not any(primary for _, _, primary in monitors):
             # X need not name a primary; the first monitor is where panels usually go.
             name, bounds, _ = monitors[0]
@@ -103,11 +105,7 @@ class X11Screen(ScreenSource):
             DisplayInfo(name, bounds, scale_factor=scale, primary=primary, name=name)
             for name, bounds, primary in monitors
         ]
-        geometry = self._root.get_geometry()
-        return _Layout(
-            Region(0, 0, int(geometry.width), int(geometry.height)),
-            tuple(sorted(displays, key=lambda display: not display.primary)),
-        )
+        return _Layout(screen, tuple(sorted(displays, key=lambda display: not display.primary)))
 
     def grab(self, region: Region) -> Image.Image:
         check_grab(region, self._screen_region())
@@ -166,7 +164,3 @@ class X11Screen(ScreenSource):
             (f"xinerama-{number}", Region(s.x, s.y, s.width, s.height), False)
             for number, s in enumerate(screens)
         ]
-
-    def _whole_screen(self) -> list[tuple[str, Region, bool]]:
-        geometry = self._root.get_geometry()
-        return [("screen", Region(0, 0, int(geometry.width), int(geometry.height)), True)]
