@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from tests.support.probe import CONTROL_MASK, ProbeApp, wheel_notches
 pytestmark = pytest.mark.vnc
 
 TEXT = "Héllo wörld ñ € 日本 $HOME"
+ORANGE = (255, 128, 0)  # the probe's swatch
+GUARD_S = 10.0
 
 
 @pytest.fixture(scope="module")
@@ -66,5 +69,12 @@ def test_unicode_text_arrives(backend: Backend, app: ProbeApp) -> None:
 def test_capture(backend: Backend, app: ProbeApp) -> None:
     assert backend.screen.displays()[0].bounds == Region(0, 0, 1024, 768)
     swatch = app.widgets["swatch"]
-    image = backend.screen.grab(Region(swatch.x, swatch.y, swatch.width, swatch.height))
-    assert solid_colour(image) == (255, 128, 0)
+    region = Region(swatch.x, swatch.y, swatch.width, swatch.height)
+    # x11vnc finds changes by scanning the X screen, so a window mapped just now
+    # reaches its framebuffer on a later scan (run alone, this test came first).
+    deadline = time.monotonic() + GUARD_S
+    colour = solid_colour(backend.screen.grab(region))
+    while colour != ORANGE and time.monotonic() < deadline:
+        time.sleep(0.05)
+        colour = solid_colour(backend.screen.grab(region))
+    assert colour == ORANGE
