@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import io
+from collections.abc import Callable
 
 import numpy as np
-from PIL import Image
+from PIL import Image, ImageDraw
 
 from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.engines.base import ImagePart
@@ -27,44 +28,58 @@ from tests.daemon.support import (
 )
 
 
-def _frame(frame_id: str) -> EncodedFrame:
-    return EncodedFrame(frame_id, Size(1280, 720), ImageEncoding.PNG, image_bytes(1280, 720))
+def _frame(frame_id: str, shade: int = 0) -> EncodedFrame:
+    """A 1280x720 screen; frames of different `shade` show different content."""
+    return EncodedFrame(frame_id, Size(1280, 720), ImageEncoding.PNG, _screen(1280, 720, shade))
+
+
+def _screen(width: int, height: int, shade: int) -> bytes:
+    image = Image.new("RGB", (width, height), (240, 240, 240 - shade))
+    ImageDraw.Draw(image).rectangle((10, 10, 200, 100), fill=(20, 90, 200))
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()
 
 
 def _part(size: int) -> ImagePart:
     return ImagePart(b"x" * size, "image/png", 1, 1)
 
 
-def test_hits_misses_eviction_and_sessions() -> None:
+def test_hits_misses_eviction_and_sessions_sharing_a_content_key() -> None:
     made: list[str] = []
 
-    def make(frame: EncodedFrame) -> ImagePart:
-        made.append(frame.frame_id)
-        return _part(400)
+    def maker(key: str) -> Callable[[], ImagePart]:
+        def make() -> ImagePart:
+            made.append(key)
+            return _part(400)
+
+        return make
 
     cache = ModelImageCache(max_bytes=1000)
-    a, b, c = _frame("a"), _frame("b"), _frame("c")
-    cache.get("s1", a, make)
-    cache.get("s1", a, make)
-    cache.get("s2", a, make)  # same frame id, another session: another image
-    assert made == ["a", "a"]
-    assert (cache.hits, cache.misses, cache.bytes) == (1, 2, 800)
-    cache.get("s1", b, make)  # 1200 bytes > 1000: the least recently used goes
-    assert cache.bytes == 800
-    cache.get("s1", a, make)
-    assert made == ["a", "a", "b", "a"]
-    cache.drop_session("s1")
-    assert cache.bytes == 0
+    cache.get("s1", "a", maker("a"))
+    cache.get("s1", "a", maker("a"))
+    cache.get("s2", "a", maker("a"))  # the same content in another session: shared
+    assert made == ["a"]
+    assert (cache.hits, cache.misses, cache.bytes) == (2, 1, 400)
+    cache.get("s1", "b", maker("b"))
+    cache.get("s1", "c", maker("c"))  # 1200 bytes > 1000: the least recently used goes
+    assert (len(cache), cache.bytes) == (2, 800)
+    cache.get("s2", "a", maker("a"))
+    assert made == ["a", "b", "c", "a"]
+    cache.drop_session("s1")  # "a" is s2's too: it stays
+    assert (len(cache), cache.bytes) == (1, 400)
+    cache.drop_session("s2")
+    assert (len(cache), cache.bytes) == (0, 0)
     # An image larger than the whole cache is made, returned, never kept.
     huge = ModelImageCache(max_bytes=100)
-    assert huge.get("s", c, make).data == b"x" * 400
+    assert huge.get("s", "c", maker("c")).data == b"x" * 400
     assert huge.bytes == 0
 
 
-def test_a_session_makes_each_frame_image_once() -> None:
+def test_a_session_makes_each_screen_image_once() -> None:
     outputs = [holo({"action": "click", "x": 10, "y": 10})] * 4
     policy = ModelPolicy(get_dialect("holotron"), ScriptedEngine(outputs), name="scripted")
-    frames = [_frame(f"f{i}") for i in range(1, 5)]
+    frames = [_frame(f"f{i}", shade=i) for i in range(1, 5)]
 
     async def run() -> None:
         await policy.start()
@@ -78,6 +93,26 @@ def test_a_session_makes_each_frame_image_once() -> None:
     assert (cache.misses, cache.hits) == (4, 5)
     asyncio.run(policy.abort("s"))
     assert cache.bytes == 0
+
+
+def test_an_unchanged_screen_is_the_image_already_made() -> None:
+    """Each delta gets a new frame id; an unchanged screen (same bytes) must not cost
+    a new model image: 20 steps on one screen make one image, in one session or two."""
+    outputs = [holo({"action": "wait", "duration": 0.1})] * 20
+    policy = ModelPolicy(get_dialect("holotron"), ScriptedEngine(outputs), name="scripted")
+    screen = _screen(1920, 1080, 0)
+    frames = [EncodedFrame(f"f{i}", Size(1920, 1080), ImageEncoding.PNG, screen) for i in range(20)]
+
+    async def run() -> None:
+        await policy.start()
+        for step in range(1, 11):
+            for session in ("s1", "s2"):
+                window = tuple(frames[max(0, step - 3) : step])
+                await policy.decide(StepContext(session, "task", step, window))
+
+    asyncio.run(run())
+    assert policy.image_cache.misses == 1
+    assert len(policy.image_cache) == 1
 
 
 async def test_a_session_that_ends_leaves_no_images_behind() -> None:

@@ -124,6 +124,7 @@ class KeepOpen:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.name = engine.name
+        self.processes_images = engine.processes_images
 
     async def start(self) -> None:
         await self.engine.start()

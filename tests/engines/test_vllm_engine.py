@@ -12,6 +12,7 @@ import asyncio
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from holodesk.daemon.engines.base import (
     GenerationRequest,
     GenerationResult,
     ImagePart,
+    SamplingParams,
     TextPart,
 )
 from holodesk.daemon.engines.vllm_engine import VllmEngine
@@ -35,10 +37,12 @@ from tests.engines.support import (
     TILE_TOKENS,
     KeepOpen,
     assert_failed_unparseable,
+    chat_request,
     cpu_engine_args,
     eventually,
     gibberish_session,
     needs_vllm,
+    png,
     request,
     tiny_dialect,
 )
@@ -93,6 +97,27 @@ async def test_images_reach_the_model_and_tokens_are_counted(engine: VllmEngine)
     for result in (text_only, one, two):
         assert 1 <= result.completion_tokens <= 12
         assert result.text
+
+
+async def test_an_image_named_by_its_content_is_processed_once_under_that_name(
+    engine: VllmEngine,
+) -> None:
+    """The daemon names each image by its content (multi_modal_uuids): vLLM keys its
+    processor cache on that name instead of hashing the pixels, so the 2nd and 3rd
+    appearance of a screen in the sliding window are not processed again. The name
+    changes nothing the model sees."""
+    name = "holodesk-test-screen-7"
+    named = (replace(png(320, 320, 7), content_id=name), TextPart("Open the menu."))
+    unnamed = (png(320, 320, 7), TextPart("Open the menu."))
+    sampling = SamplingParams(max_tokens=8)
+    cache = engine.llm.renderer.mm_processor_cache
+    assert cache is not None, "vLLM's multimodal processor cache is off"
+    assert cache.is_cached([name]) == [False]
+    first = await engine.generate(chat_request("named-1", named, sampling))
+    assert cache.is_cached([name]) == [True]
+    again = await engine.generate(chat_request("named-2", named, sampling))
+    plain = await engine.generate(chat_request("unnamed", unnamed, sampling))
+    assert first.text == again.text == plain.text
 
 
 async def test_an_undecodable_image_is_an_engine_error(engine: VllmEngine) -> None:

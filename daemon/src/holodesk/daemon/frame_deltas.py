@@ -83,12 +83,23 @@ async def resolve(
     `held`: the frames the session still holds (its history window); the base must
     be one of them. Decoding and encoding run in a worker thread.
     """
+    frame, _ = await resolve_with_pixels(delta, held, limits, where)
+    return frame
+
+
+async def resolve_with_pixels(
+    delta: FrameDelta, held: Iterable[EncodedFrame], limits: FrameLimits, where: str
+) -> tuple[EncodedFrame, Image.Image | None]:
+    """`resolve`, and the rebuilt frame's decoded pixels (None for an unchanged
+    screen, which decodes nothing): the step's model image is made from them
+    instead of decoding the frame a second time."""
     base = find_base(delta, held, where)
     validate_delta(delta, base, limits, where)
+    pixels: Image.Image | None = None
     if not delta.patches:
         frame = replace(base, frame_id=delta.frame_id)
     else:
-        frame = await asyncio.to_thread(rebuild, delta, base, where)
+        frame, pixels = await asyncio.to_thread(_rebuild, delta, base, where)
     log.debug(
         "frame %s: delta on %s, %d patch(es), %d bytes sent, %d bytes rebuilt",
         delta.frame_id,
@@ -97,7 +108,7 @@ async def resolve(
         delta.wire_bytes,
         len(frame.data),
     )
-    return frame
+    return frame, pixels
 
 
 def find_base(delta: FrameDelta, held: Iterable[EncodedFrame], where: str) -> EncodedFrame:
@@ -191,6 +202,10 @@ def rebuild(delta: FrameDelta, base: EncodedFrame, where: str) -> EncodedFrame:
     palette: only the patches are mapped, and the frame is encoded as it is
     (at 1280x800, ~3x less work than re-indexing the whole frame every step).
     """
+    return _rebuild(delta, base, where)[0]
+
+
+def _rebuild(delta: FrameDelta, base: EncodedFrame, where: str) -> tuple[EncodedFrame, Image.Image]:
     canvas = _decode(base.data, f"{where}.base_frame_id", f"base frame {base.frame_id!r}")
     for index, patch in enumerate(delta.patches):
         field_name = f"{where}.patches[{index}].data"
@@ -200,7 +215,7 @@ def rebuild(delta: FrameDelta, base: EncodedFrame, where: str) -> EncodedFrame:
             canvas = canvas.convert("RGB")
             canvas.paste(pixels, at)
     encoding, data = encode_lossless(canvas)
-    return EncodedFrame(
+    frame = EncodedFrame(
         frame_id=delta.frame_id,
         size=delta.size,
         encoding=encoding,
@@ -209,6 +224,7 @@ def rebuild(delta: FrameDelta, base: EncodedFrame, where: str) -> EncodedFrame:
         source=delta.source,
         scale_factor=delta.scale_factor,
     )
+    return frame, canvas
 
 
 def encode_lossless(image: Image.Image) -> tuple[ImageEncoding, bytes]:

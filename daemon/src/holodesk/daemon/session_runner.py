@@ -35,6 +35,8 @@ from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
+from PIL import Image
+
 from holodesk.daemon import convert, frame_deltas, logs
 from holodesk.daemon.auth import ANONYMOUS, Principal
 from holodesk.daemon.errors import (
@@ -249,14 +251,19 @@ class SessionRunner:
                 if session.ending is not None:
                     yield self._end(session, session.ending)
                     return
-                await self._take_frame(session, observation)
+                pixels = await self._take_frame(session, observation)
                 if session.step >= session.max_steps:
                     reason = f"reached the limit of {session.max_steps} steps"
                     yield self._end(session, Ending(SessionOutcome.STEP_LIMIT, reason=reason))
                     return
+                if session.paused:
+                    # Decoded pixels are for a step about to be decided, not to be
+                    # held by paused sessions: the policy decodes them if it needs them.
+                    pixels = None
                 await self._gate(session)
                 deciding = time.perf_counter()
-                decision = await self._decide(session, policy)
+                decision = await self._decide(session, policy, pixels)
+                del pixels
                 policy_seconds = time.perf_counter() - deciding
                 actions, ending = session.record_decision(decision)
                 message = convert.actions_to_pb(
@@ -279,7 +286,10 @@ class SessionRunner:
             else:
                 yield self._end(session, interrupted.ending)
 
-    async def _take_frame(self, session: Session, observation: agent_pb2.Observation) -> None:
+    async def _take_frame(
+        self, session: Session, observation: agent_pb2.Observation
+    ) -> Image.Image | None:
+        """Accept the observation's frame; its pixels when rebuilding it decoded them."""
         if not observation.HasField("frame"):
             raise InvalidArgument("observation.frame", "required (the screen after the actions)")
         sent = observation.frame
@@ -292,12 +302,12 @@ class SessionRunner:
                 )
             delta = convert.frame_delta_from_pb(sent, "observation.frame")
             # Rebuilt into a full frame: nothing downstream knows about deltas.
-            frame = await frame_deltas.resolve(
+            frame, pixels = await frame_deltas.resolve_with_pixels(
                 delta, session.frames, self._settings.frame_limits, "observation.frame"
             )
             wire_bytes = delta.wire_bytes
         else:
-            frame = convert.frame_from_pb(sent, "observation.frame")
+            frame, pixels = convert.frame_from_pb(sent, "observation.frame"), None
             wire_bytes = len(frame.data)
         validate_frame(frame, self._settings.frame_limits, "observation.frame")
         self._settings.metrics.frame_received("RunSession", wire_bytes)
@@ -306,6 +316,7 @@ class SessionRunner:
             # The window's newest frame: the full image the policy will see.
             self._settings.recorder.frame(session, session.frames[-1])
         session.user_reply = observation.user_reply
+        return pixels
 
     def _record_actions(
         self,
@@ -354,12 +365,14 @@ class SessionRunner:
         finally:
             session.held.clear()
 
-    async def _decide(self, session: Session, policy: Policy) -> Decision:
+    async def _decide(
+        self, session: Session, policy: Policy, pixels: Image.Image | None = None
+    ) -> Decision:
         session.set_thinking(True)
         # Bound before the task starts, so the policy's own records carry the step too.
         logs.bind(step=session.step + 1, action_ids=())
         started = time.perf_counter()
-        task = asyncio.create_task(policy.decide(session.context()))
+        task = asyncio.create_task(policy.decide(session.context(pixels)))
         try:
             # A shutdown lets the running step finish: its actions still go out.
             decision = await self._race(

@@ -27,6 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from PIL import Image
+
 from holodesk.daemon.actions import (
     Action,
     ActionResult,
@@ -319,7 +321,7 @@ class Session:
         self.frames.append(frame)
         self._undecided_frame = True
 
-    def context(self) -> StepContext:
+    def context(self, screen_pixels: Image.Image | None = None) -> StepContext:
         return StepContext(
             session_id=self.session_id,
             task=self.task,
@@ -328,6 +330,7 @@ class Session:
             history=tuple(self.history),
             user_reply=self.user_reply,
             sampling=self.request.sampling,
+            screen_pixels=screen_pixels,
         )
 
     def record_decision(self, decision: Decision) -> tuple[tuple[Action, ...], Ending | None]:

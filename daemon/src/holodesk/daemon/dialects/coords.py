@@ -15,6 +15,10 @@ dynamic tiling: the image stretched onto a grid of square tiles), `MaxBox`,
 `NoResize`. Each also estimates the image's prompt tokens where its model
 family defines them (`image_tokens`), because every kept screenshot costs prefill.
 
+Where the model's own image processor would resize a frame exactly as its rule
+says (`processor_agrees`), an in-process engine can be handed the frame's pixels
+and left to do it (see `Dialect.model_image`).
+
 Mapping is a pure scale per axis (continuous coordinates, no rounding): frame
 x = model x * frame width / model extent. The client rounds once, at the end.
 """
@@ -52,6 +56,16 @@ class SmartResize:
         out = self.apply(size)
         return (out.width // self.factor) * (out.height // self.factor)
 
+    def processor_agrees(self, size: Size) -> bool:
+        """Qwen's processor makes `apply(size)` too, except at the edges where ours
+        differs: sides under one factor, aspect ratios over 200 (it raises), and thin
+        strips our rule trims to stay within max_pixels."""
+        short, long = sorted((size.width, size.height))
+        if short < self.factor or long > 200 * short:
+            return False
+        untrimmed = qwen_smart_resize(size, self.factor, self.min_pixels, self.max_pixels)
+        return untrimmed == self.apply(size)
+
 
 @dataclass(frozen=True)
 class MaxBox:
@@ -66,6 +80,9 @@ class MaxBox:
     def image_tokens(self, size: Size) -> int | None:
         return None  # depends on a processor this rule knows nothing about
 
+    def processor_agrees(self, size: Size) -> bool:
+        return False  # holodesk's own rule: no model processor applies it
+
 
 @dataclass(frozen=True)
 class NoResize:
@@ -74,6 +91,9 @@ class NoResize:
 
     def image_tokens(self, size: Size) -> int | None:
         return None
+
+    def processor_agrees(self, size: Size) -> bool:
+        return False  # nothing to resize, so nothing to leave to an engine
 
 
 @dataclass(frozen=True)
@@ -132,6 +152,13 @@ class TileResize:
     def image_tokens(self, size: Size) -> int | None:
         return self.tiles(size) * self.tokens_per_tile
 
+    def processor_agrees(self, size: Size) -> bool:
+        """The processor picks its grid once; it is ours where that first choice is
+        already the fixed point `grid` follows (almost every screen: 1920x1080,
+        2560x1440, 3840x2160, 1280x800 ...)."""
+        one_shot = tile_grid(size, self.tile_size, self.min_tiles, self.max_tiles)
+        return one_shot == self.grid(size)
+
 
 ResizeRule = SmartResize | TileResize | MaxBox | NoResize
 
@@ -179,6 +206,22 @@ def smart_resize(size: Size, factor: int, min_pixels: int, max_pixels: int) -> S
     are rounded up to one factor, so tiny frames still get a valid size; and
     results never exceed max_pixels (unless factor squared does).
     """
+    rounded = qwen_smart_resize(size, factor, min_pixels, max_pixels)
+    new_w, new_h = rounded.width, rounded.height
+    # Thin strips can still overshoot (Qwen's rule does too); trim the long side so the
+    # model never gets more pixels than allowed. Aligned sizes within bounds are fixed
+    # points of this function, so an engine that resizes again changes nothing.
+    while new_w * new_h > max_pixels and max(new_w, new_h) > factor:
+        if new_w >= new_h:
+            new_w -= factor
+        else:
+            new_h -= factor
+    return Size(new_w, new_h)
+
+
+def qwen_smart_resize(size: Size, factor: int, min_pixels: int, max_pixels: int) -> Size:
+    """The public Qwen2-VL rule itself, with sides kept at one factor at least (where
+    Qwen raises); `smart_resize` trims what this can still overshoot."""
     if factor <= 0 or min_pixels <= 0 or max_pixels < min_pixels:
         raise ValueError(f"bad smart resize parameters {factor=} {min_pixels=} {max_pixels=}")
     w, h = size.width, size.height
@@ -194,14 +237,6 @@ def smart_resize(size: Size, factor: int, min_pixels: int, max_pixels: int) -> S
         beta = math.sqrt(min_pixels / (w * h))
         new_w = math.ceil(w * beta / factor) * factor
         new_h = math.ceil(h * beta / factor) * factor
-    # Thin strips can still overshoot (Qwen's rule does too); trim the long side so the
-    # model never gets more pixels than allowed. Aligned sizes within bounds are fixed
-    # points of this function, so an engine that resizes again changes nothing.
-    while new_w * new_h > max_pixels and max(new_w, new_h) > factor:
-        if new_w >= new_h:
-            new_w -= factor
-        else:
-            new_h -= factor
     return Size(new_w, new_h)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from PIL import Image
+
 from holodesk.daemon.actions import ActionKind
 from holodesk.daemon.dialects import images, prompt
 from holodesk.daemon.dialects.base import (
@@ -13,7 +15,7 @@ from holodesk.daemon.dialects.base import (
     OutputParser,
     ParsedStep,
 )
-from holodesk.daemon.dialects.coords import ImageGeometry, fit_in_box
+from holodesk.daemon.dialects.coords import CoordinateConvention, ImageGeometry, fit_in_box
 from holodesk.daemon.dialects.parsers import get_parser
 from holodesk.daemon.dialects.spec import DialectSpec
 from holodesk.daemon.engines.base import ChatMessage, ImagePart, SamplingParams
@@ -69,14 +71,36 @@ class Dialect:
         not say); a step's prompt holds up to `spec.history_images` of them."""
         return self._resize.image_tokens(frame_size)
 
-    def model_image(self, frame: EncodedFrame) -> ImagePart:
-        """Decode and resize (pixels; encoded only for a remote engine): run it in a thread."""
+    def model_image(
+        self,
+        frame: EncodedFrame,
+        *,
+        engine_resizes: bool = False,
+        pixels: Image.Image | None = None,
+    ) -> ImagePart:
+        """Decode and resize (pixels; encoded only for a remote engine): run it in a thread.
+
+        `engine_resizes`: the engine runs the model's image processor
+        (`Engine.processes_images`). The resize is left to it when the model's
+        coordinates are independent of the image's size and its processor's rule is
+        this dialect's for the frame: the image is then resampled once, by the
+        processor, exactly as the model was trained to see it. `pixels`: the frame,
+        already decoded.
+        """
+        geometry = self.geometry(frame.size)
         return images.model_image(
             frame,
-            self.geometry(frame.size),
+            geometry,
             self.spec.model_image_encoding,
             self.spec.model_image_quality,
+            leave_resize=engine_resizes and self.leaves_resize(frame.size),
+            pixels=pixels,
         )
+
+    def leaves_resize(self, frame_size: Size) -> bool:
+        """Whether an engine running the model's processor may resize frames of this size."""
+        size_free = self.spec.coordinates is not CoordinateConvention.RESIZED_PIXELS
+        return size_free and self._resize.processor_agrees(frame_size)
 
     def sampling(self) -> SamplingParams:
         return SamplingParams(max_tokens=self.spec.max_tokens, temperature=self.spec.temperature)

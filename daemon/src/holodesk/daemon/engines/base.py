@@ -21,14 +21,18 @@ from holodesk.daemon.frames import ImageEncoding
 
 @dataclass(frozen=True, eq=False)
 class ImagePart:
-    """An image exactly as the model will see it (already resized by the dialect).
+    """An image as the model will see it: `width` x `height` is the image its vision
+    tower gets, the size the dialect's coordinates and prompt refer to.
 
-    Held as bytes (`data`: a frame passed through as it arrived) or as pixels
-    (`image`: resized by the daemon). In-process engines (vLLM, transformers) take
-    pixels and remote ones bytes; each form is made from the other only when asked
-    for, so a resized image is never PNG-encoded only for vLLM to decode it again
-    (~80 + ~40 ms of CPU per 2048x1024 image). Parts compare by identity: pixels
-    make a poor equality key.
+    Held as bytes (`data`: a frame passed through as it arrived), as pixels
+    (`image`), or both (a frame passed through whose pixels the daemon had).
+    In-process engines (vLLM, transformers) take pixels and remote ones bytes; each
+    form is made from the other only when asked for, so a resized image is never
+    PNG-encoded only for vLLM to decode it again (~80 + ~40 ms of CPU per 2048x1024
+    image). The pixels may be larger or smaller than `width` x `height` when they
+    are left for an engine whose own image processor resizes them (see
+    `Engine.processes_images`); bytes are always made at the model's size. Parts
+    compare by identity: pixels make a poor equality key.
     """
 
     data: bytes
@@ -38,16 +42,38 @@ class ImagePart:
     image: Image.Image | None = field(default=None, repr=False)
     # For lossy mime types, when bytes are made from pixels.
     quality: int = 90
+    # Names exactly these pixels (a digest of the frame, and of the resize when the
+    # daemon resized it): an engine that keeps work across requests keys on it, e.g.
+    # vLLM's multi_modal_uuids, which spares it hashing every image of every prompt.
+    # Empty: unknown.
+    content_id: str = ""
 
     @classmethod
-    def of_pixels(cls, image: Image.Image, mime_type: str, quality: int = 90) -> ImagePart:
+    def of_pixels(
+        cls,
+        image: Image.Image,
+        mime_type: str,
+        quality: int = 90,
+        *,
+        size: tuple[int, int] | None = None,
+        content_id: str = "",
+    ) -> ImagePart:
+        """`size`: the model's image when it differs from the pixels' (default: theirs)."""
         rgb = image if image.mode == "RGB" else image.convert("RGB")
-        return cls(b"", mime_type, image.width, image.height, rgb, quality)
+        width, height = size or image.size
+        return cls(b"", mime_type, width, height, rgb, quality, content_id)
 
     @property
     def nbytes(self) -> int:
-        """Memory it holds (bytes, or the RGB pixels)."""
-        return len(self.data) if self.image is None else self.width * self.height * 3
+        """Memory it holds (bytes, and the RGB pixels)."""
+        pixels = 0 if self.image is None else self.image.width * self.image.height * 3
+        return len(self.data) + pixels
+
+    @property
+    def resized_by_engine(self) -> bool:
+        """True when the pixels are not yet the model's size: the engine's processor
+        resizes them."""
+        return self.image is not None and self.image.size != (self.width, self.height)
 
     def pixels(self) -> Image.Image:
         """The RGB image (decoded when the part holds bytes). OSError/ValueError if the
@@ -58,20 +84,25 @@ class ImagePart:
             return opened.convert("RGB")
 
     def encoded(self) -> bytes:
-        """The bytes in `mime_type` (encoded, once, when the part holds pixels)."""
-        return self.data if self.image is None else self._encoded_pixels
+        """The bytes in `mime_type` at the model's size (encoded, once, when the part
+        holds pixels)."""
+        return self.data if self.data or self.image is None else self._encoded_pixels
 
     @functools.cached_property
     def _encoded_pixels(self) -> bytes:
         assert self.image is not None
+        image = self.image
+        if self.resized_by_engine:
+            # A remote engine gets the model's image, whatever its server would do.
+            image = image.resize((self.width, self.height), Image.Resampling.BICUBIC)
         encoding = ImageEncoding(self.mime_type.removeprefix("image/"))
         buffer = io.BytesIO()
         if encoding is ImageEncoding.PNG:
             # Fast zlib: a remote engine decodes it right away (level 1 took ~1/3
             # less CPU than the default on 1080p screens, for no more bytes).
-            self.image.save(buffer, "PNG", compress_level=1)
+            image.save(buffer, "PNG", compress_level=1)
         else:
-            self.image.save(buffer, encoding.pillow_format, quality=self.quality)
+            image.save(buffer, encoding.pillow_format, quality=self.quality)
         return buffer.getvalue()
 
 
@@ -172,6 +203,12 @@ class EngineError(Exception):
 @runtime_checkable
 class Engine(Protocol):
     name: str
+    # True when the engine runs the model's own image processor on the pixels it is
+    # given (in-process vLLM and transformers): a dialect whose coordinates do not
+    # depend on the image's size then leaves the resize to it, and the image is
+    # resampled once instead of twice (the daemon's resize was ~40% of its CPU per
+    # 1080p step, and the processor resized the result again).
+    processes_images: bool
 
     async def start(self) -> None:
         """Load weights or connect; the daemon reports SERVING only after this returns."""

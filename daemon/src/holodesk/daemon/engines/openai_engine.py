@@ -63,6 +63,9 @@ _TRANSIENT = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolEr
 
 class OpenAIEngine:
     name = "openai"
+    # The server decodes and processes the bytes it is sent; they are made at the
+    # model's size.
+    processes_images = False
 
     def __init__(
         self,

@@ -8,6 +8,11 @@ ModelPolicy writes: "<session_id>/<step>/<attempt>"). When a session's script
 runs out, the engine answers `exhausted_output`: a Holo-format fail action
 unless told otherwise.
 
+With `processes_images=True` it stands in for an in-process engine (vLLM,
+transformers): dialects leave the resize to it, and it takes every image's pixels
+in a worker thread as vLLM's prompt rendering does, so a model that answers in
+zero time still costs the daemon the image work a real one would (benchmarks).
+
 An output may also be a list of candidates: a request for n completions gets
 candidates[0..n-1], repeating the list when it is shorter (a plain string is a
 list of one). With logprobs asked for, each completion's tokens are its UTF-8
@@ -55,7 +60,9 @@ class ScriptedEngine:
         *,
         per_session: bool = True,
         exhausted_output: str = HOLO_EXHAUSTED,
+        processes_images: bool = False,
     ) -> None:
+        self.processes_images = processes_images
         self.outputs = tuple(e if isinstance(e, str) else tuple(e) for e in outputs)
         self._script = tuple(_candidates(entry) for entry in outputs)
         self.per_session = per_session
@@ -91,7 +98,10 @@ class ScriptedEngine:
         self._positions[key] = position + 1
         while len(self._positions) > _MAX_TRACKED_SESSIONS:
             self._positions.popitem(last=False)
-        await asyncio.sleep(0)  # an engine yields to the loop like a real one would
+        if self.processes_images:
+            await asyncio.to_thread(_take_pixels, request)
+        else:
+            await asyncio.sleep(0)  # an engine yields to the loop like a real one would
         script = self._script
         entry = script[position] if position < len(script) else (self.exhausted_output,)
         texts = [entry[i % len(entry)] for i in range(request.n)]
@@ -102,6 +112,12 @@ class ScriptedEngine:
 
     async def close(self) -> None:
         return None
+
+
+def _take_pixels(request: GenerationRequest) -> None:
+    for message in request.messages:
+        for image in message.images:
+            image.pixels()
 
 
 def _is_entry(value: object) -> bool:

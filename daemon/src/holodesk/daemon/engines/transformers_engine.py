@@ -63,6 +63,8 @@ class _AbortedError(Exception):
 
 class TransformersEngine:
     name = "transformers"
+    # The checkpoint's processor tiles or resizes whatever pixels it is given.
+    processes_images = True
 
     def __init__(self, settings: TransformersSettings) -> None:
         self.settings = settings

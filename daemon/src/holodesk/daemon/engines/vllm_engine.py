@@ -102,6 +102,8 @@ class _Joined:
 class RenderedPrompt:
     text: str
     images: tuple[Image.Image, ...]
+    # Each image's content id (None: unknown, vLLM hashes it), in the same order.
+    image_ids: tuple[str | None, ...] = ()
 
 
 def _cpu_build_installed() -> bool:
@@ -136,6 +138,8 @@ def _check_platform() -> None:
 
 class VllmEngine:
     name = "vllm"
+    # vLLM runs the model's multimodal processor (tiling, resize) on the pixels.
+    processes_images = True
 
     def __init__(self, engine_args: Mapping[str, Any]) -> None:
         if not engine_args.get("model"):
@@ -219,6 +223,11 @@ class VllmEngine:
         inputs: dict[str, Any] = {"prompt": prompt.text}
         if prompt.images:
             inputs["multi_modal_data"] = {"image": list(prompt.images)}
+            if any(prompt.image_ids):
+                # Named by content, an image is hashed by no one and processed once:
+                # vLLM's processor cache serves it on its 2nd and 3rd appearance in
+                # the sliding window, and in any session showing the same screen.
+                inputs["multi_modal_uuids"] = {"image": list(prompt.image_ids)}
         outputs = llm.generate(
             inputs,
             params,
@@ -286,7 +295,8 @@ class VllmEngine:
             )
         except Exception as exc:
             raise EngineError(f"the chat template of {self.model} failed: {exc}") from exc
-        return RenderedPrompt(str(text), chat.images)
+        ids = tuple(image.content_id or None for message in messages for image in message.images)
+        return RenderedPrompt(str(text), chat.images, ids)
 
     @staticmethod
     def _sampling_params(request: GenerationRequest) -> Any:

@@ -7,8 +7,10 @@ of earlier steps), so policies can batch across sessions freely.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
+
+from PIL import Image
 
 from holodesk.daemon.actions import ActionKind, HistoryStep
 from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
@@ -30,6 +32,10 @@ class StepContext:
     user_reply: str = ""
     # Sampling asked for in SessionStart; None takes the policy's defaults.
     sampling: SessionSampling | None = None
+    # The screen now, decoded, when the daemon already decoded it (rebuilding a
+    # delta), so a policy need not decode it again. Only for this step: sessions
+    # hold frames encoded between steps.
+    screen_pixels: Image.Image | None = field(default=None, repr=False, compare=False)
 
     @property
     def frame(self) -> EncodedFrame:

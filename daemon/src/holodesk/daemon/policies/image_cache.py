@@ -1,15 +1,18 @@
-"""The model's images of recent frames, kept so each frame is resized once.
+"""The model's images of recent screens, kept so each screen is prepared once.
 
 Every step shows the model the whole history window (3 frames for holotron), and
-making a model image (decode, resize to the dialect's grid) is the most expensive
-thing the daemon does per step: ~65 ms for a 1080p screen. Only the newest frame of
-a window is new, so the others come from here. Images are kept as pixels, which is
-what in-process engines take (encoding them for the cache and decoding them again
-for vLLM cost twice the resize), so an entry is ~6 MiB at 2048x1024: the default
-bound holds the windows of ~55 sessions. The cache is shared by all sessions,
-drops a session's images when it ends, and is bounded in bytes: past the bound the
-least recently used images go, and are simply made again if needed, so memory
-stays flat at any session count.
+making a model image (decode, and resize where the engine will not) is the most
+expensive thing the daemon does per step. Only the newest frame of a window can
+be new, so the others come from here; and images are keyed by what the screen
+shows (`EncodedFrame.content_key`), not by frame id, so an unchanged screen (a
+delta without patches, a full frame with the same bytes) maps to the image
+already made, in any session.
+
+Images are kept as pixels, which is what in-process engines take (~6 MiB for a
+1080p screen). The cache is shared by all sessions of a policy and bounded in
+bytes: past the bound the least recently used images go, and are made again if
+needed, so memory stays flat at any session count. An image stays while a session
+that used it is alive; when the last of them ends, it goes at once.
 """
 
 from __future__ import annotations
@@ -17,11 +20,18 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from holodesk.daemon.engines.base import ImagePart
-from holodesk.daemon.frames import EncodedFrame
 
 DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
+
+
+@dataclass
+class _Entry:
+    image: ImagePart
+    # Sessions that used it; the entry goes when the last one ends.
+    sessions: set[str] = field(default_factory=set)
 
 
 class ModelImageCache:
@@ -30,8 +40,10 @@ class ModelImageCache:
             raise ValueError(f"max_bytes must be 0 or more, got {max_bytes}")
         self.max_bytes = max_bytes
         self._lock = threading.Lock()
-        # (session id, frame id) -> image; frame ids are unique within a session.
-        self._images: OrderedDict[tuple[str, str], ImagePart] = OrderedDict()
+        # content key -> image, least recently used first.
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        # session id -> the keys it used (so ending a session is not a full scan).
+        self._keys_of: dict[str, set[str]] = {}
         self._bytes = 0
         self.hits = 0
         self.misses = 0
@@ -40,34 +52,56 @@ class ModelImageCache:
     def bytes(self) -> int:
         return self._bytes
 
-    def get(
-        self, session_id: str, frame: EncodedFrame, make: Callable[[EncodedFrame], ImagePart]
-    ) -> ImagePart:
-        """The frame's model image, made (outside the lock) only when not cached."""
-        key = (session_id, frame.frame_id)
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, session_id: str, key: str, make: Callable[[], ImagePart]) -> ImagePart:
+        """The image for `key`, made (outside the lock) only when not cached.
+
+        Two sessions missing the same key at once both make it; the first one kept
+        wins, so every caller gets an equal image and the cache holds one."""
         with self._lock:
-            image = self._images.get(key)
-            if image is not None:
-                self._images.move_to_end(key)
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+                self._own(entry, session_id, key)
                 self.hits += 1
-                return image
+                return entry.image
             self.misses += 1
-        image = make(frame)
-        self._put(key, image)
-        return image
+        return self._put(session_id, key, make())
 
     def drop_session(self, session_id: str) -> None:
         with self._lock:
-            for key in [k for k in self._images if k[0] == session_id]:
-                self._bytes -= self._images.pop(key).nbytes
+            for key in self._keys_of.pop(session_id, ()):
+                entry = self._entries.get(key)
+                if entry is None:
+                    continue
+                entry.sessions.discard(session_id)
+                if not entry.sessions:
+                    self._bytes -= self._entries.pop(key).image.nbytes
 
-    def _put(self, key: tuple[str, str], image: ImagePart) -> None:
+    def _own(self, entry: _Entry, session_id: str, key: str) -> None:
+        entry.sessions.add(session_id)
+        self._keys_of.setdefault(session_id, set()).add(key)
+
+    def _put(self, session_id: str, key: str, image: ImagePart) -> ImagePart:
         size = image.nbytes
         with self._lock:
-            if size > self.max_bytes or key in self._images:
-                return
-            self._images[key] = image
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._own(entry, session_id, key)
+                return entry.image
+            if size > self.max_bytes:
+                return image
+            entry = _Entry(image)
+            self._own(entry, session_id, key)
+            self._entries[key] = entry
             self._bytes += size
             while self._bytes > self.max_bytes:
-                _, evicted = self._images.popitem(last=False)
-                self._bytes -= evicted.nbytes
+                evicted_key, evicted = self._entries.popitem(last=False)
+                self._bytes -= evicted.image.nbytes
+                for owner in evicted.sessions:
+                    keys = self._keys_of.get(owner)
+                    if keys is not None:
+                        keys.discard(evicted_key)
+            return image

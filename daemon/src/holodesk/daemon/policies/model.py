@@ -21,12 +21,15 @@ repeats a session's sampling, and no two steps reuse the same random draws.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import logging
 import time
 import uuid
 from dataclasses import dataclass, replace
 from typing import Any
+
+from PIL import Image
 
 from holodesk.daemon.actions import Fail
 from holodesk.daemon.dialects import Dialect, DialectParseError
@@ -132,7 +135,7 @@ class ModelPolicy:
 
     async def decide(self, context: StepContext) -> Decision:
         geometry = self.dialect.geometry(context.frame.size)
-        images = await asyncio.to_thread(self._model_images, context.session_id, context.frames)
+        images = await asyncio.to_thread(self._model_images, context)
         messages = self.dialect.step_messages(context, images)
         sampling = StepSampling.of(self.dialect.sampling(), context.sampling)
         record = _Record(messages)
@@ -190,7 +193,7 @@ class ModelPolicy:
         self, frame: EncodedFrame, descriptions: tuple[str, ...]
     ) -> tuple[Location, ...]:
         geometry = self.dialect.geometry(frame.size)
-        image = await asyncio.to_thread(self.dialect.model_image, frame)
+        image = await asyncio.to_thread(self._model_image, frame, None)
         batch = f"locate-{uuid.uuid4().hex}"
 
         async def one(index: int, description: str) -> Location:
@@ -225,10 +228,25 @@ class ModelPolicy:
         self._ready = False
         await self.engine.close()
 
-    def _model_images(
-        self, session_id: str, frames: tuple[EncodedFrame, ...]
-    ) -> tuple[ImagePart, ...]:
-        return tuple(self.image_cache.get(session_id, f, self.dialect.model_image) for f in frames)
+    def _model_images(self, context: StepContext) -> tuple[ImagePart, ...]:
+        """The window's images: from the cache by content, else made once (the screen
+        now from the pixels the daemon decoded when it rebuilt it, if it did)."""
+        newest = len(context.frames) - 1
+        return tuple(
+            self.image_cache.get(
+                context.session_id,
+                frame.content_key,
+                functools.partial(
+                    self._model_image, frame, context.screen_pixels if i == newest else None
+                ),
+            )
+            for i, frame in enumerate(context.frames)
+        )
+
+    def _model_image(self, frame: EncodedFrame, pixels: Image.Image | None) -> ImagePart:
+        return self.dialect.model_image(
+            frame, engine_resizes=self.engine.processes_images, pixels=pixels
+        )
 
     @staticmethod
     def _request(

@@ -1,0 +1,130 @@
+"""Each screen is prepared once: decoded once, resized once, named by its content."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw
+
+from holodesk.daemon.dialects import get_dialect, images
+from holodesk.daemon.dialects.coords import SmartResize, TileResize
+from holodesk.daemon.engines.scripted import ScriptedEngine
+from holodesk.daemon.frames import EncodedFrame, ImageEncoding
+from holodesk.daemon.geometry import Size
+from holodesk.daemon.policies.model import ModelPolicy
+from tests.daemon.support import ok_results, running_daemon
+from tests.daemon.test_daemon_deltas import (
+    HEIGHT,
+    WAIT,
+    WIDTH,
+    delta,
+    encode,
+    full_frame,
+    noise,
+    patch,
+)
+
+
+def _screen(width: int, height: int) -> Image.Image:
+    image = Image.new("RGB", (width, height), (236, 238, 240))
+    draw = ImageDraw.Draw(image)
+    for row in range(0, height, 40):
+        draw.text((20, row + 10), f"line {row} of a text-dense window", fill=(30, 60, row % 255))
+    return image
+
+
+def _frame(image: Image.Image, frame_id: str = "f1") -> EncodedFrame:
+    size = Size(image.width, image.height)
+    return EncodedFrame(frame_id, size, ImageEncoding.PNG, encode(image))
+
+
+def test_tile_and_smart_rules_agree_with_the_processor_on_common_screens() -> None:
+    tiles = TileResize()
+    for width, height in ((1920, 1080), (1280, 800), (2560, 1440), (3840, 2160), (1024, 768)):
+        assert tiles.processor_agrees(Size(width, height)), (width, height)
+    # The processor's one-shot grid for this image is 3x3, its grid's own grid 4x4.
+    assert not TileResize(max_tiles=16).processor_agrees(Size(1058, 1115))
+    smart = SmartResize(factor=28, min_pixels=3136, max_pixels=1003520)
+    assert smart.processor_agrees(Size(1920, 1080))
+    assert not smart.processor_agrees(Size(20, 1080))  # a side under one factor
+    assert not smart.processor_agrees(Size(28, 56_000))  # Qwen raises past 200:1
+
+
+def test_an_in_process_engine_gets_the_frame_as_it_is_and_resizes_it_itself() -> None:
+    """holotron (0-1000 coordinates, Nemotron tiles) at 1080p: the model's image is
+    2048x1024, but an engine running the model's processor gets the 1920x1080 pixels
+    (the processor resizes them anyway); bytes for a remote engine are still 2048x1024."""
+    dialect = get_dialect("holotron")
+    frame = _frame(_screen(1920, 1080))
+    left = dialect.model_image(frame, engine_resizes=True)
+    assert left.image is not None
+    assert left.image.size == (1920, 1080)
+    assert (left.width, left.height) == (2048, 1024)
+    assert left.resized_by_engine
+    assert left.content_id == frame.content_key
+    with Image.open(io.BytesIO(left.encoded())) as sent:
+        assert sent.size == (2048, 1024)
+    resized = dialect.model_image(frame)
+    assert resized.image is not None
+    assert resized.image.size == (2048, 1024)
+    assert not resized.resized_by_engine
+    assert resized.content_id == f"{frame.content_key}@2048x1024"
+
+
+@pytest.mark.parametrize("name", ["holo1.5", "uitars"])
+def test_a_dialect_answering_in_resized_pixels_keeps_its_own_resize(name: str) -> None:
+    """Its clicks are pixels of the exact image it saw: that size is never left to a
+    processor whose settings the daemon cannot see."""
+    dialect = get_dialect(name)
+    frame = _frame(_screen(1920, 1080))
+    part = dialect.model_image(frame, engine_resizes=True)
+    seen = dialect.geometry(frame.size).model_image
+    assert part.image is not None
+    assert part.image.size == (seen.width, seen.height)
+    assert not part.resized_by_engine
+
+
+@pytest.fixture
+def decodes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the frames the dialect decodes to make model images."""
+    counted: list[int] = []
+    decode = images._decode
+
+    def counting(data: bytes) -> Image.Image:
+        counted.append(len(data))
+        return decode(data)
+
+    monkeypatch.setattr(images, "_decode", counting)
+    return counted
+
+
+async def test_a_rebuilt_delta_is_decoded_once_and_an_unchanged_screen_not_at_all(
+    decodes: list[int],
+) -> None:
+    """The delta rebuild's pixels are the model's input: no second decode of the
+    frame it just encoded, and they are exactly the rebuilt frame's pixels."""
+    outputs = [WAIT] * 4
+    engine = ScriptedEngine(outputs, processes_images=True)
+    policy = ModelPolicy(get_dialect("holotron"), engine, name="holotron")
+    base = noise(WIDTH, HEIGHT, seed=1)
+    async with running_daemon([policy]) as daemon:
+        stream = daemon.stream()
+        await stream.start()
+        step = (await stream.observe(full_frame("f1", base))).actions
+        assert len(decodes) == 1  # a full frame: decoded once, for its model image
+        painted = noise(20, 10, seed=2)
+        changed = delta("f2", "f1", patch(30, 20, painted))
+        step = (await stream.observe(changed, ok_results(step))).actions
+        assert len(decodes) == 1  # the rebuild's own pixels were used
+        unchanged = delta("f3", "f2")
+        await stream.observe(unchanged, ok_results(step))
+        assert len(decodes) == 1
+        # Windows f1 | f1 f2 | f1 f2 f3, where f3 shows f2: 2 images made, 4 reused.
+        assert (policy.image_cache.misses, policy.image_cache.hits) == (2, 4)
+        newest = engine.requests[-1].messages[-1].images[-1]
+        expected = base.copy()
+        expected.paste(painted, (30, 20))
+        assert np.array_equal(np.asarray(newest.pixels()), np.asarray(expected))
+        assert newest.content_id == engine.requests[-2].messages[-1].images[-1].content_id
