@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 from PIL import Image
@@ -13,6 +14,7 @@ from PIL import Image
 from holodesk.client.cli import main
 from holodesk.client.doctor.findings import Finding, Status
 from holodesk.client.doctor.machine import MachineOptions, check_machine
+from holodesk.client.exit_codes import ExitCode
 from holodesk.platform.backends import fake, quartz
 from holodesk.platform.base import Backend
 from holodesk.platform.macos.api import PointRect
@@ -149,6 +151,45 @@ def test_warnings_alone_exit_zero(capsys: pytest.CaptureFixture[str]) -> None:
     findings = json.loads(capsys.readouterr().out)
     assert code == 0
     assert [f["status"] for f in findings] == ["ok", "ok", "ok", "ok", "skip", "skip"]
+
+
+def _crash(*_: object, **__: object) -> NoReturn:
+    raise RuntimeError("the library broke")
+
+
+@pytest.mark.parametrize(
+    ("target", "check"),
+    [
+        ("holodesk.platform.backends.fake.create", "display"),
+        ("holodesk.platform.backends.fake.FakeScreen.grab", "capture"),
+        ("holodesk.platform.backends.fake.FakeInput.cursor_position", "input"),
+        ("holodesk.client.doctor.machine.HotkeyListener.start", "e-stop hotkey"),
+        ("holodesk.client.doctor_command.check_daemon", "daemon"),
+    ],
+)
+def test_a_check_that_crashes_is_a_finding_and_the_next_checks_still_run(
+    target: str, check: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(target, _crash)
+    argv = ["doctor", "--json", "--backend", "fake"]
+    # The real hotkey and daemon checks only where they are the ones that crash.
+    argv += ["--estop-hotkey", "ctrl+alt+shift+f12"] if check == "e-stop hotkey" else ["--no-estop"]
+    if check == "daemon":
+        argv += ["--server", "127.0.0.1:1", "--insecure"]
+    code = main(argv)
+    findings = json.loads(capsys.readouterr().out)
+    # Only the crash failed: everything else on the fake backend passes or is skipped.
+    assert code == ExitCode.FAILED
+    assert [f["check"] for f in findings if f["status"] == "fail"] == [check], findings
+    (crashed,) = (f for f in findings if f["check"] == check)
+    assert "crashed: RuntimeError: the library broke (in test_doctor.py:" in crashed["detail"]
+    assert "report it" in crashed["fix"]
+    # Every check after it still ran: the table goes on to the end.
+    names = [f["check"] for f in findings]
+    assert names[-1] == "daemon"
+    assert set(MACHINE_CHECKS) <= set(names)
+    if check == "daemon":
+        assert names[-2] == "tls"
 
 
 class DroppingInput(fake.FakeInput):

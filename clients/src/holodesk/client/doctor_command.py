@@ -47,7 +47,7 @@ from holodesk.client.doctor.daemon import (
     DaemonOptions,
     check_daemon,
 )
-from holodesk.client.doctor.findings import Finding, Status, failed
+from holodesk.client.doctor.findings import Finding, Status, crashed, failed, guarded
 from holodesk.client.doctor.machine import MachineOptions, check_machine
 from holodesk.client.doctor.tls import TLS, WARN_DAYS, TlsOptions, check_tls
 from holodesk.client.exit_codes import ExitCode
@@ -143,9 +143,13 @@ def check_remote(args: argparse.Namespace) -> list[Finding]:
     except ChannelError as error:
         fix = "correct the connection flags (holodesk doctor --help)"
         return [Finding(DAEMON, Status.FAIL, str(error), fix)]
-    tls = _tls_finding(args, insecure)
+    tls = guarded(TLS, _tls_finding, args, insecure)
     options = DaemonOptions(args.server, settings, timeout_s=args.timeout)
-    return [tls, *asyncio.run(check_daemon(options))]
+    try:
+        daemon = asyncio.run(check_daemon(options))
+    except Exception as error:  # its crash is a finding; the table still prints
+        daemon = [crashed(DAEMON, error)]
+    return [tls, *daemon]
 
 
 def render(findings: Sequence[Finding], console: Console) -> None:

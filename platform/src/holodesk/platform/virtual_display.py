@@ -27,6 +27,8 @@ class VirtualDisplay:
     """Start with `with VirtualDisplay() as vd:`; `vd.display` is e.g. ":42".
 
     `extra_args` go to Xvfb as they are, e.g. ("+xinerama", "-screen", "1", "640x480x24").
+    `reset_when_idle=True` leaves out -noreset, so the server resets whenever its last
+    client disconnects, as a plain `Xvfb :N` does (tests run clients as users would).
     """
 
     width: int = 1280
@@ -34,6 +36,7 @@ class VirtualDisplay:
     depth: int = 24
     extra_args: Sequence[str] = ()
     start_timeout_s: float = 10.0
+    reset_when_idle: bool = False
     display: str = field(default="", init=False)
     _process: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
     _log: IO[bytes] | None = field(default=None, init=False, repr=False)
@@ -52,7 +55,8 @@ class VirtualDisplay:
         # -noreset: without it the server resets (keymap included) whenever its
         # last client disconnects, which races with the next client connecting.
         args = [xvfb, "-displayfd", str(write_fd), "-screen", "0", screen]
-        args += ["-nolisten", "tcp", "-noreset", *self.extra_args]
+        args += ["-nolisten", "tcp", *([] if self.reset_when_idle else ["-noreset"])]
+        args += self.extra_args
         self._log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as Xvfb
         try:
             self._process = subprocess.Popen(
@@ -91,11 +95,17 @@ class VirtualDisplay:
             received += chunk
         return received.decode().strip()
 
-    def _output(self) -> str:
+    def output(self) -> str:
+        """What Xvfb has written so far: its errors, and with -audit each client's visits."""
         if self._log is None:
             return ""
-        self._log.seek(0)
-        return self._log.read()[-2000:].decode(errors="replace").strip()
+        # pread: Xvfb writes through the same open file, so moving its offset would
+        # have it overwrite what it wrote before.
+        fd = self._log.fileno()
+        return os.pread(fd, os.fstat(fd).st_size, 0).decode(errors="replace")
+
+    def _output(self) -> str:
+        return self.output()[-2000:].strip()
 
     def stop(self) -> None:
         process, self._process = self._process, None

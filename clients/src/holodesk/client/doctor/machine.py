@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from PIL import Image
 
-from holodesk.client.doctor.findings import Finding, Status
+from holodesk.client.doctor.findings import Finding, Status, crashed, guarded
 from holodesk.platform.base import Backend, DisplayInfo
 from holodesk.platform.errors import BackendUnavailableError, PlatformError
 from holodesk.platform.safety.hotkeys import DEFAULT_EMERGENCY_STOP, HotkeyError, HotkeyListener
@@ -44,26 +44,49 @@ class MachineOptions:
 def check_machine(
     options: MachineOptions, opener: Callable[[str | None], Backend] = open_backend
 ) -> list[Finding]:
-    """Every machine finding, in table order. `opener` is for tests (a fake OS)."""
+    """Every machine finding, in table order. `opener` is for tests (a fake OS).
+
+    Each check's crash is a finding of its own, and the checks after it still run.
+    """
     try:
         backend = opener(options.backend)
     except BackendUnavailableError as error:
-        findings = [Finding(DISPLAY, Status.FAIL, cause, fix) for cause, fix in error.causes]
-        findings += [Finding(name, Status.SKIP, NO_BACKEND) for name in (CAPTURE, INPUT)]
-        findings.append(Finding(PERMISSIONS, Status.SKIP, NO_BACKEND))
-        return [*findings, check_hotkey(options.hotkey)]
+        causes = [Finding(DISPLAY, Status.FAIL, cause, fix) for cause, fix in error.causes]
+        return [*causes, *_skipped(), guarded(HOTKEY, check_hotkey, options.hotkey)]
     except PlatformError as error:
         fix = "check the backend name and its requirements (holodesk run --help)"
-        return [Finding(DISPLAY, Status.FAIL, str(error), fix), check_hotkey(options.hotkey)]
+        display = Finding(DISPLAY, Status.FAIL, str(error), fix)
+        return [display, guarded(HOTKEY, check_hotkey, options.hotkey)]
+    except Exception as error:
+        opening = f"opening the {options.backend or 'default'} backend"
+        crash = crashed(DISPLAY, error, opening)
+        return [crash, *_skipped(), guarded(HOTKEY, check_hotkey, options.hotkey)]
+    findings: list[Finding] = []
     try:
-        findings = [check_displays(backend)]
+        findings.append(guarded(DISPLAY, check_displays, backend))
         if findings[0].status is Status.OK:
-            findings.append(check_capture(backend))
-            findings.append(check_input(backend, move=options.check_input))
-        findings.append(check_permissions(backend))
+            findings.append(guarded(CAPTURE, check_capture, backend))
+            findings.append(guarded(INPUT, check_input, backend, move=options.check_input))
+        findings.append(guarded(PERMISSIONS, check_permissions, backend))
+        # While the backend is still connected: closing it first leaves a server that
+        # resets when its last client leaves (a plain `Xvfb :N`) resetting just as the
+        # hotkey's connection arrives, and a reset kills a connection it meets.
+        findings.append(guarded(HOTKEY, check_hotkey, options.hotkey))
     finally:
+        findings += _close(backend)
+    return findings
+
+
+def _skipped() -> list[Finding]:
+    return [Finding(name, Status.SKIP, NO_BACKEND) for name in (CAPTURE, INPUT, PERMISSIONS)]
+
+
+def _close(backend: Backend) -> list[Finding]:
+    try:
         backend.close()
-    return [*findings, check_hotkey(options.hotkey)]
+    except Exception as error:
+        return [crashed(DISPLAY, error, f"closing the {backend.name} backend")]
+    return []
 
 
 def _describe(display: DisplayInfo) -> str:
@@ -102,7 +125,10 @@ def is_black(image: Image.Image) -> bool:
 
 
 def check_capture(backend: Backend) -> Finding:
-    display = backend.screen.displays()[0]  # primary first
+    try:
+        display = backend.screen.displays()[0]  # primary first
+    except PlatformError as error:
+        return Finding(CAPTURE, Status.FAIL, f"listing displays failed: {error}", _RECONNECT)
     started = time.perf_counter()
     try:
         image = backend.screen.grab(display.bounds)
@@ -137,7 +163,10 @@ def check_input(backend: Backend, *, move: bool) -> Finding:
             Status.OK,
             f"pointer at ({x}, {y}); nothing moved (--check-input moves it 1 px and back)",
         )
-    desktop = backend.screen.virtual_desktop()
+    try:
+        desktop = backend.screen.virtual_desktop()
+    except PlatformError as error:
+        return Finding(INPUT, Status.FAIL, f"listing displays failed: {error}", _RECONNECT)
     target = (x + 1 if x + 1 < desktop.right else x - 1, y)
     try:
         driver.move(*target)

@@ -36,7 +36,8 @@ def create(
                     (
                         f"the X server at DISPLAY={name} has no XTEST extension, "
                         "which input injection needs",
-                        "enable XTEST (Xorg and Xvfb load it unless told `-extension XTEST`)",
+                        "enable XTEST: Xorg and Xvfb load it unless told `-extension XTEST` "
+                        "or `-extension RECORD` (the X server switches the two together)",
                     )
                 ],
                 backend="x11",

@@ -89,7 +89,18 @@ class HotkeyListener:
         """Listen from now on; HotkeyError if this desktop offers no way to."""
         if self._listener is not None:
             return
-        _check_environment(os.environ, sys.platform)
+        # The X11 probe stays connected until pynput's own connections are: an X server
+        # that resets when its last client leaves (a plain `Xvfb :N`) drops any
+        # connection that arrives meanwhile, and pynput opens one and closes it on
+        # import, then opens two more.
+        probe = _connect_checked(os.environ, sys.platform)
+        try:
+            self._listener = self._start_listener(timeout_s)
+        finally:
+            if probe is not None:
+                probe.close()
+
+    def _start_listener(self, timeout_s: float) -> Any:
         try:
             from pynput import keyboard
         except Exception as error:  # pynput raises ImportError, or Xlib errors, per OS
@@ -107,7 +118,7 @@ class HotkeyListener:
                 f"the hotkey listener did not start within {timeout_s:g} s "
                 "(on X11 the server needs the RECORD extension)"
             )
-        self._listener = listener
+        return listener
 
     def _fire(self) -> None:
         self._on_press()
@@ -134,9 +145,10 @@ class HotkeyListener:
         self.stop()
 
 
-def _check_environment(environ: Mapping[str, str], platform: str) -> None:
+def _connect_checked(environ: Mapping[str, str], platform: str) -> Any:
+    """On Linux, a connection to $DISPLAY proven to have RECORD; None elsewhere."""
     if not platform.startswith("linux"):
-        return
+        return None
     wayland = detect_wayland(environ)
     if not environ.get("DISPLAY"):
         where = f" (a Wayland session: {wayland.describe()})" if wayland else ""
@@ -144,16 +156,15 @@ def _check_environment(environ: Mapping[str, str], platform: str) -> None:
             f"no X display to listen on: DISPLAY is not set{where}; run the client in "
             "the graphical session, or turn the hotkey off and stop with Ctrl-C"
         )
-    _check_record_extension(environ["DISPLAY"])
+    return _connect_with_record(environ["DISPLAY"])
 
 
-def _check_record_extension(display_name: str) -> None:
-    import Xlib.display
+def _connect_with_record(display_name: str) -> Any:
     import Xlib.error
 
     try:
         display = open_display(display_name)
-    except (Xlib.error.DisplayError, OSError) as error:
+    except (Xlib.error.DisplayError, Xlib.error.ConnectionClosedError, OSError) as error:
         raise HotkeyError(f"cannot open X display {display_name!r}: {error}") from None
     try:
         if not display.has_extension("RECORD"):
@@ -161,8 +172,10 @@ def _check_record_extension(display_name: str) -> None:
                 f"X display {display_name!r} lacks the RECORD extension that global "
                 "hotkeys need (Xvfb/Xorg: start it with '+extension RECORD')"
             )
-    finally:
+    except BaseException:
         display.close()
+        raise
+    return display
 
 
 def _explain(error: Exception, platform: str) -> str:
