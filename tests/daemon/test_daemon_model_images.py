@@ -59,18 +59,35 @@ def test_an_in_process_engine_gets_the_frame_as_it_is_and_resizes_it_itself() ->
     dialect = get_dialect("holotron")
     frame = _frame(_screen(1920, 1080))
     left = dialect.model_image(frame, engine_resizes=True)
-    assert left.image is not None
-    assert left.image.size == (1920, 1080)
     assert (left.width, left.height) == (2048, 1024)
-    assert left.resized_by_engine
+    assert left.pixels().size == (1920, 1080)
     assert left.content_id == frame.content_key
     with Image.open(io.BytesIO(left.encoded())) as sent:
         assert sent.size == (2048, 1024)
     resized = dialect.model_image(frame)
-    assert resized.image is not None
-    assert resized.image.size == (2048, 1024)
-    assert not resized.resized_by_engine
+    assert resized.pixels().size == (2048, 1024)
     assert resized.content_id == f"{frame.content_key}@2048x1024"
+
+
+def test_without_pixels_an_image_is_decoded_only_when_an_engine_asks(
+    decodes: list[int],
+) -> None:
+    """A lazy part holds no pixels (the cache counts what it holds) and decodes the
+    frame each time it is asked, never before."""
+    frame = _frame(_screen(1920, 1080))
+    part = get_dialect("holotron").model_image(frame, engine_resizes=True)
+    assert part.image is None
+    assert part.nbytes == 0
+    assert decodes == []
+    first, second = part.pixels(), part.pixels()
+    assert len(decodes) == 2
+    assert np.array_equal(np.asarray(first), np.asarray(second))
+    given = get_dialect("holotron").model_image(
+        frame, engine_resizes=True, pixels=_screen(1920, 1080)
+    )
+    assert given.image is not None
+    assert given.nbytes == 1920 * 1080 * 3
+    assert len(decodes) == 2
 
 
 @pytest.mark.parametrize("name", ["holo1.5", "uitars"])
@@ -81,9 +98,8 @@ def test_a_dialect_answering_in_resized_pixels_keeps_its_own_resize(name: str) -
     frame = _frame(_screen(1920, 1080))
     part = dialect.model_image(frame, engine_resizes=True)
     seen = dialect.geometry(frame.size).model_image
-    assert part.image is not None
-    assert part.image.size == (seen.width, seen.height)
-    assert not part.resized_by_engine
+    assert part.pixels().size == (seen.width, seen.height)
+    assert part.content_id == f"{frame.content_key}@{seen.width}x{seen.height}"
 
 
 @pytest.fixture
@@ -113,11 +129,13 @@ async def test_a_rebuilt_delta_is_decoded_once_and_an_unchanged_screen_not_at_al
         stream = daemon.stream()
         await stream.start()
         step = (await stream.observe(full_frame("f1", base))).actions
-        assert len(decodes) == 1  # a full frame: decoded once, for its model image
+        assert len(decodes) == 1  # a full frame: decoded once, when the engine took it
         painted = noise(20, 10, seed=2)
         changed = delta("f2", "f1", patch(30, 20, painted))
         step = (await stream.observe(changed, ok_results(step))).actions
-        assert len(decodes) == 1  # the rebuild's own pixels were used
+        # The rebuild's own pixels were used, and the engine (like vLLM's processor
+        # cache) did not ask again for the screen it had already processed.
+        assert len(decodes) == 1
         unchanged = delta("f3", "f2")
         await stream.observe(unchanged, ok_results(step))
         assert len(decodes) == 1

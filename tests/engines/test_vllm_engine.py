@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from PIL import Image
 
 from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.engines.base import (
@@ -118,6 +119,48 @@ async def test_an_image_named_by_its_content_is_processed_once_under_that_name(
     again = await engine.generate(chat_request("named-2", named, sampling))
     plain = await engine.generate(chat_request("unnamed", unnamed, sampling))
     assert first.text == again.text == plain.text
+
+
+def counted(part: ImagePart, content_id: str, loads: list[str]) -> ImagePart:
+    """The part as a lazy one (like the daemon's), counting each time it is decoded."""
+
+    def load() -> Image.Image:
+        loads.append(content_id)
+        return part.pixels()
+
+    return ImagePart(
+        b"", part.mime_type, part.width, part.height, content_id=content_id, loader=load
+    )
+
+
+async def test_a_screen_vllm_has_processed_is_not_decoded_again(engine: VllmEngine) -> None:
+    loads: list[str] = []
+    sampling = SamplingParams(max_tokens=8)
+    screen = png(320, 320, 11)
+
+    def step(request_id: str) -> GenerationRequest:
+        parts = (counted(screen, "holodesk-test-screen-11", loads), TextPart("Open the menu."))
+        return chat_request(request_id, parts, sampling)
+
+    first = await engine.generate(step("seen-1"))
+    assert loads == ["holodesk-test-screen-11"]
+    again = await engine.generate(step("seen-2"))
+    assert loads == ["holodesk-test-screen-11"]  # sent by name: vLLM had it
+    assert again.text == first.text
+
+
+async def test_an_image_vllm_evicted_meanwhile_is_sent_again(
+    engine: VllmEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """vLLM's cache is checked before the request goes in; if vLLM dropped an image in
+    between, it refuses the request before starting it, and it goes again with the
+    pixels. (Here vLLM is told every image is cached: the race, every time.)"""
+    loads: list[str] = []
+    monkeypatch.setattr(engine, "_cached_images", lambda: lambda ids: [True] * len(ids))
+    parts = (counted(png(320, 320, 12), "holodesk-never-sent-12", loads), TextPart("Hi."))
+    result = await engine.generate(chat_request("evicted", parts, SamplingParams(max_tokens=8)))
+    assert result.text
+    assert loads == ["holodesk-never-sent-12"]  # decoded once, for the second try
 
 
 async def test_an_undecodable_image_is_an_engine_error(engine: VllmEngine) -> None:

@@ -10,7 +10,9 @@ frame's pixels go to it as they are.
 
 from __future__ import annotations
 
+import functools
 import io
+from collections.abc import Callable
 
 from PIL import Image
 
@@ -28,28 +30,47 @@ def model_image(
     leave_resize: bool = False,
     pixels: Image.Image | None = None,
 ) -> ImagePart:
-    """CPU-bound (decode, resize): call it off the event loop.
+    """The frame's model image: at once from `pixels` (the frame already decoded, a
+    rebuilt delta's canvas), else lazily, decoded only if an engine asks for it.
 
     `leave_resize`: the engine's processor resizes to the geometry's image itself.
-    `pixels`: the frame already decoded (a rebuilt delta's canvas), so it is not
-    decoded again.
+    CPU-bound when pixels are given or asked for: off the event loop.
     """
     target = geometry.model_image
     size = (target.width, target.height)
     if target == frame.size and encoding is frame.encoding:
         rgb = None if pixels is None else pixels.convert("RGB")
         return ImagePart(frame.data, encoding.mime_type, *size, rgb, content_id=frame.content_key)
-    image = pixels if pixels is not None else _decode(frame.data)
-    if image.size == size or leave_resize:
-        # The pixels as they came: an engine that sees this content again knows it.
+    # The pixels as they came when nothing resizes them here (an engine seeing this
+    # content again knows it by its key), else resized by the dialect's rule.
+    as_sent = leave_resize or frame.size == target
+    content_id = frame.content_key if as_sent else f"{frame.content_key}@{size[0]}x{size[1]}"
+    make = functools.partial(_prepare, None if as_sent else size)
+    if pixels is not None:
         return ImagePart.of_pixels(
-            image, encoding.mime_type, quality, size=size, content_id=frame.content_key
+            make(pixels), encoding.mime_type, quality, size=size, content_id=content_id
         )
-    resized = image.convert("RGB").resize(size, Image.Resampling.BICUBIC)
+    return ImagePart(
+        b"",
+        encoding.mime_type,
+        *size,
+        quality=quality,
+        content_id=content_id,
+        loader=functools.partial(_load, frame.data, make),
+    )
+
+
+def _prepare(size: tuple[int, int] | None, image: Image.Image) -> Image.Image:
+    rgb = image.convert("RGB") if image.mode != "RGB" else image
+    if size is None or rgb.size == size:
+        return rgb
     # Pixels, not bytes: an in-process engine takes them as they are, and a remote
-    # one has them encoded (in `encoding`) when it builds its request.
-    content_id = f"{frame.content_key}@{target.width}x{target.height}"
-    return ImagePart.of_pixels(resized, encoding.mime_type, quality, content_id=content_id)
+    # one has them encoded (in the dialect's encoding) when it builds its request.
+    return rgb.resize(size, Image.Resampling.BICUBIC)
+
+
+def _load(data: bytes, prepare: Callable[[Image.Image], Image.Image]) -> Image.Image:
+    return prepare(_decode(data))
 
 
 def _decode(data: bytes) -> Image.Image:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import io
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -25,14 +26,17 @@ class ImagePart:
     tower gets, the size the dialect's coordinates and prompt refer to.
 
     Held as bytes (`data`: a frame passed through as it arrived), as pixels
-    (`image`), or both (a frame passed through whose pixels the daemon had).
-    In-process engines (vLLM, transformers) take pixels and remote ones bytes; each
-    form is made from the other only when asked for, so a resized image is never
-    PNG-encoded only for vLLM to decode it again (~80 + ~40 ms of CPU per 2048x1024
-    image). The pixels may be larger or smaller than `width` x `height` when they
-    are left for an engine whose own image processor resizes them (see
-    `Engine.processes_images`); bytes are always made at the model's size. Parts
-    compare by identity: pixels make a poor equality key.
+    (`image`), both (a frame passed through whose pixels the daemon had), or as a
+    `loader` that makes the pixels when an engine asks: an engine that already
+    processed this content (vLLM's processor cache, by `content_id`) never asks, so
+    the daemon never decodes that screen again. In-process engines (vLLM,
+    transformers) take pixels and remote ones bytes; each form is made from the
+    other only when asked for, so a resized image is never PNG-encoded only for vLLM
+    to decode it again (~80 + ~40 ms of CPU per 2048x1024 image). The pixels may be
+    larger or smaller than `width` x `height` when they are left for an engine whose
+    own image processor resizes them (see `Engine.processes_images`); bytes are
+    always made at the model's size. Parts compare by identity: pixels make a poor
+    equality key.
     """
 
     data: bytes
@@ -47,6 +51,9 @@ class ImagePart:
     # vLLM's multi_modal_uuids, which spares it hashing every image of every prompt.
     # Empty: unknown.
     content_id: str = ""
+    # Makes the pixels on demand (each call: a loaded image is not kept, so the part
+    # holds no more memory than `nbytes` says).
+    loader: Callable[[], Image.Image] | None = field(default=None, repr=False)
 
     @classmethod
     def of_pixels(
@@ -69,30 +76,26 @@ class ImagePart:
         pixels = 0 if self.image is None else self.image.width * self.image.height * 3
         return len(self.data) + pixels
 
-    @property
-    def resized_by_engine(self) -> bool:
-        """True when the pixels are not yet the model's size: the engine's processor
-        resizes them."""
-        return self.image is not None and self.image.size != (self.width, self.height)
-
     def pixels(self) -> Image.Image:
-        """The RGB image (decoded when the part holds bytes). OSError/ValueError if the
-        bytes are not an image."""
+        """The RGB image, made when the part holds none (decoded, or by the loader);
+        it may be another size than the model's, for the engine's processor to resize.
+        OSError/ValueError if the bytes are not an image."""
         if self.image is not None:
             return self.image
+        if self.loader is not None and not self.data:
+            return self.loader()
         with Image.open(io.BytesIO(self.data)) as opened:
             return opened.convert("RGB")
 
     def encoded(self) -> bytes:
         """The bytes in `mime_type` at the model's size (encoded, once, when the part
-        holds pixels)."""
-        return self.data if self.data or self.image is None else self._encoded_pixels
+        holds no bytes)."""
+        return self.data if self.data else self._encoded_pixels
 
     @functools.cached_property
     def _encoded_pixels(self) -> bytes:
-        assert self.image is not None
-        image = self.image
-        if self.resized_by_engine:
+        image = self.pixels()
+        if image.size != (self.width, self.height):
             # A remote engine gets the model's image, whatever its server would do.
             image = image.resize((self.width, self.height), Image.Resampling.BICUBIC)
         encoding = ImageEncoding(self.mime_type.removeprefix("image/"))

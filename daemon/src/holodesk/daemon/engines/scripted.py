@@ -9,8 +9,10 @@ runs out, the engine answers `exhausted_output`: a Holo-format fail action
 unless told otherwise.
 
 With `processes_images=True` it stands in for an in-process engine (vLLM,
-transformers): dialects leave the resize to it, and it takes every image's pixels
-in a worker thread as vLLM's prompt rendering does, so a model that answers in
+transformers): dialects leave the resize to it, and it takes the pixels of each
+image it has not processed yet in a worker thread, as vLLM's prompt rendering does
+with its processor cache (`processor_cache_items` images by content id: vLLM's
+default 4 GiB holds about 256 processed 1080p screens), so a model that answers in
 zero time still costs the daemon the image work a real one would (benchmarks).
 
 An output may also be a list of candidates: a request for n completions gets
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections import OrderedDict, deque
 from collections.abc import Sequence
 from pathlib import Path
@@ -61,8 +64,10 @@ class ScriptedEngine:
         per_session: bool = True,
         exhausted_output: str = HOLO_EXHAUSTED,
         processes_images: bool = False,
+        processor_cache_items: int = 256,
     ) -> None:
         self.processes_images = processes_images
+        self._processed = _Processed(processor_cache_items)
         self.outputs = tuple(e if isinstance(e, str) else tuple(e) for e in outputs)
         self._script = tuple(_candidates(entry) for entry in outputs)
         self.per_session = per_session
@@ -99,7 +104,7 @@ class ScriptedEngine:
         while len(self._positions) > _MAX_TRACKED_SESSIONS:
             self._positions.popitem(last=False)
         if self.processes_images:
-            await asyncio.to_thread(_take_pixels, request)
+            await asyncio.to_thread(self._processed.take_pixels, request)
         else:
             await asyncio.sleep(0)  # an engine yields to the loop like a real one would
         script = self._script
@@ -114,10 +119,31 @@ class ScriptedEngine:
         return None
 
 
-def _take_pixels(request: GenerationRequest) -> None:
-    for message in request.messages:
-        for image in message.images:
-            image.pixels()
+class _Processed:
+    """Content ids of the images already "processed", least recently used first."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._ids: OrderedDict[str, None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def take_pixels(self, request: GenerationRequest) -> None:
+        for message in request.messages:
+            for image in message.images:
+                if not self._seen(image.content_id):
+                    image.pixels()
+
+    def _seen(self, content_id: str) -> bool:
+        if not content_id or self.capacity <= 0:
+            return False
+        with self._lock:
+            if content_id in self._ids:
+                self._ids.move_to_end(content_id)
+                return True
+            self._ids[content_id] = None
+            while len(self._ids) > self.capacity:
+                self._ids.popitem(last=False)
+            return False
 
 
 def _is_entry(value: object) -> bool:

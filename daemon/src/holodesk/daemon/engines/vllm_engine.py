@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import math
 from collections import deque
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
@@ -42,7 +43,7 @@ from holodesk.daemon.engines.base import (
     GenerationResult,
     Sample,
 )
-from holodesk.daemon.engines.chat import template_chat
+from holodesk.daemon.engines.chat import decode_image, template_chat
 from holodesk.daemon.engines.vllm_args import check_engine_args, engine_arg_names
 
 log = logging.getLogger(__name__)
@@ -101,9 +102,19 @@ class _Joined:
 @dataclass(frozen=True)
 class RenderedPrompt:
     text: str
-    images: tuple[Image.Image, ...]
+    # None where vLLM's processor cache holds the image under its id.
+    images: tuple[Image.Image | None, ...]
     # Each image's content id (None: unknown, vLLM hashes it), in the same order.
     image_ids: tuple[str | None, ...] = ()
+
+    @property
+    def named_only(self) -> bool:
+        """Some image goes by its id alone."""
+        return any(image is None for image in self.images)
+
+
+class _CacheMiss(Exception):  # noqa: N818
+    """vLLM no longer held an image sent by id alone."""
 
 
 def _cpu_build_installed() -> bool:
@@ -213,13 +224,31 @@ class VllmEngine:
         return GenerationResult.of(tuple(j.sample(request.logprobs) for j in joined), prompt_tokens)
 
     async def stream(self, request: GenerationRequest) -> AsyncIterator[Delta]:
-        """The completion as it is decoded; cancelling the consumer aborts the request."""
+        """The completion as it is decoded; cancelling the consumer aborts the request.
+
+        Images vLLM's processor cache already holds go by their content id alone, so
+        the daemon does not decode a screen vLLM has processed; if vLLM evicted one
+        in between (it says so before it starts the request), the request goes again
+        with every image's pixels.
+        """
         llm = self.llm
         if not request.messages:
             raise EngineError("a generation request needs at least one message")
-        # Image decoding and templating are CPU work: off the event loop.
-        prompt = await asyncio.to_thread(self._render, request.messages)
         params = self._sampling_params(request)
+        # Image decoding and templating are CPU work: off the event loop.
+        prompt = await asyncio.to_thread(self._render, request.messages, self._cached_images())
+        try:
+            async for delta in self._deltas(llm, prompt, params, request):
+                yield delta
+        except _CacheMiss:
+            log.debug("vLLM no longer holds an image of %s: sent again", request.request_id)
+            prompt = await asyncio.to_thread(self._render, request.messages, None)
+            async for delta in self._deltas(llm, prompt, params, request):
+                yield delta
+
+    async def _deltas(
+        self, llm: Any, prompt: RenderedPrompt, params: Any, request: GenerationRequest
+    ) -> AsyncIterator[Delta]:
         inputs: dict[str, Any] = {"prompt": prompt.text}
         if prompt.images:
             inputs["multi_modal_data"] = {"image": list(prompt.images)}
@@ -236,8 +265,10 @@ class VllmEngine:
             tokenization_kwargs={"add_special_tokens": False},
         )
         self._inflight.add(request.request_id)
+        answered = False
         try:
             async for output in outputs:
+                answered = True
                 prompt_tokens = len(output.prompt_token_ids) if output.prompt_token_ids else None
                 if not output.outputs:
                     yield Delta("", 0, prompt_tokens)
@@ -262,6 +293,8 @@ class VllmEngine:
         except EngineError:
             raise
         except Exception as exc:
+            if not answered and prompt.named_only and _is_cache_miss(exc):
+                raise _CacheMiss from exc
             raise EngineError(_describe(exc)) from exc
         finally:
             self._inflight.discard(request.request_id)
@@ -287,16 +320,36 @@ class VllmEngine:
                 await handler
         await asyncio.to_thread(llm.shutdown)
 
-    def _render(self, messages: tuple[ChatMessage, ...]) -> RenderedPrompt:
-        chat = template_chat(messages)
+    def _cached_images(self) -> Callable[[list[str]], list[bool]] | None:
+        """vLLM's own check of which images its processor cache holds (None: this
+        vLLM has no such cache, or does not say)."""
+        renderer = getattr(self.llm, "renderer", None)
+        cache = getattr(renderer, "mm_processor_cache", None)
+        check = getattr(cache, "is_cached", None)
+        return check if callable(check) else None
+
+    def _render(
+        self,
+        messages: tuple[ChatMessage, ...],
+        cached: Callable[[list[str]], list[bool]] | None,
+    ) -> RenderedPrompt:
+        """The prompt text and its images; those `cached` says vLLM holds are None."""
+        chat = template_chat(messages, decode=False)
         try:
             text = self._tokenizer.apply_chat_template(
                 chat.messages, tokenize=False, add_generation_prompt=True
             )
         except Exception as exc:
             raise EngineError(f"the chat template of {self.model} failed: {exc}") from exc
-        ids = tuple(image.content_id or None for message in messages for image in message.images)
-        return RenderedPrompt(str(text), chat.images, ids)
+        parts = [image for message in messages for image in message.images]
+        ids = tuple(part.content_id or None for part in parts)
+        named = [i for i in ids if i is not None]
+        held = set(itertools.compress(named, cached(named))) if cached and named else set()
+        images = tuple(
+            None if content_id in held else decode_image(part)
+            for part, content_id in zip(parts, ids, strict=True)
+        )
+        return RenderedPrompt(str(text), images, ids)
 
     @staticmethod
     def _sampling_params(request: GenerationRequest) -> Any:
@@ -340,6 +393,18 @@ def _sampled_logprobs(token_ids: tuple[int, ...], logprobs: Any) -> tuple[float,
             raise EngineError(f"vLLM returned no logprob for sampled token {token}")
         values.append(float(entry.logprob))
     return tuple(values)
+
+
+def _is_cache_miss(exc: BaseException) -> bool:
+    """vLLM's refusal of an image sent by id that its processor cache does not hold
+    ("Cache miss for image at index 0 but data is not provided", or the engine's
+    MultiModalCacheMissError when its two caches drifted apart)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if type(seen).__name__ == "MultiModalCacheMissError" or "data is not provided" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _describe(exc: Exception) -> str:
