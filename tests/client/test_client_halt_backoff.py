@@ -61,6 +61,15 @@ def test_backoff_gives_up_after_attempts_or_time() -> None:
     assert ReconnectPolicy(max_attempts=0).delay(1, 0) is None
 
 
+def test_a_retry_delay_from_the_daemon_is_never_cut_short() -> None:
+    """A full daemon's RetryInfo (10 s) outweighs a short backoff, and still counts
+    against the time allowed for resuming."""
+    policy = ReconnectPolicy(max_attempts=3, max_elapsed_s=30, jitter=0, initial_backoff_s=1)
+    assert policy.delay(1, 0, at_least_s=10) == 10
+    assert policy.delay(3, 0, at_least_s=2) == 4  # the backoff is longer
+    assert policy.delay(1, 25, at_least_s=10) is None
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [

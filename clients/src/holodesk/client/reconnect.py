@@ -7,9 +7,13 @@ from dataclasses import dataclass
 
 import grpc
 import grpc.aio
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
 
 # What a dead connection looks like from the client: reset, GOAWAY, keepalive
-# timeout, the daemon restarting. Any other status is the daemon's answer.
+# timeout, the daemon restarting. Any other status is the daemon's answer, except a
+# full daemon's RESOURCE_EXHAUSTED that says when to try again (RetryInfo): it keeps
+# the session for a resume (its frame memory was spent, frame_memory.py).
 RESUMABLE_CODES = frozenset({grpc.StatusCode.UNAVAILABLE})
 
 
@@ -37,13 +41,19 @@ class ReconnectPolicy:
             raise ValueError("reconnect multiplier must be >= 1 and jitter within 0..1")
 
     def delay(
-        self, attempt: int, elapsed_s: float, rng: random.Random | None = None
+        self,
+        attempt: int,
+        elapsed_s: float,
+        rng: random.Random | None = None,
+        *,
+        at_least_s: float = 0.0,
     ) -> float | None:
-        """Seconds to wait before attempt `attempt` (1-based), or None: give up."""
+        """Seconds to wait before attempt `attempt` (1-based), or None: give up.
+        `at_least_s`: the daemon's own RetryInfo, never cut short."""
         if attempt > self.max_attempts:
             return None
         ceiling = min(self.max_backoff_s, self.initial_backoff_s * self.multiplier ** (attempt - 1))
-        delay = ceiling * (1 - self.jitter * (rng or random).random())
+        delay = max(at_least_s, ceiling * (1 - self.jitter * (rng or random).random()))
         if elapsed_s + delay > self.max_elapsed_s:
             return None
         return delay
@@ -54,4 +64,22 @@ def is_resumable(error: grpc.aio.AioRpcError, resuming: bool = False) -> bool:
     yet noticed that the old stream died and still holds the session attached to it."""
     if error.code() in RESUMABLE_CODES:
         return True
+    if error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
+        # gRPC's own size limits say no RetryInfo: trying again would fail the same way.
+        return retry_after(error) is not None
     return resuming and error.code() == grpc.StatusCode.FAILED_PRECONDITION
+
+
+def retry_after(error: grpc.aio.AioRpcError) -> float | None:
+    """The daemon's RetryInfo on this error, in seconds; None when it gave none."""
+    try:
+        status = rpc_status.from_call(error)
+    except ValueError:  # details that contradict the status itself: not the daemon's
+        return None
+    if status is None:
+        return None
+    for detail in status.details:
+        info = error_details_pb2.RetryInfo()
+        if detail.Unpack(info):
+            return float(info.retry_delay.ToTimedelta().total_seconds())
+    return None

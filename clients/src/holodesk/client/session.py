@@ -50,7 +50,7 @@ from holodesk.client.halt import Halt, HaltReason, HaltState
 from holodesk.client.outcome import SessionOutcome, StepRecord
 from holodesk.client.pause import PauseGate
 from holodesk.client.prompt import NoUserError, in_daemon_thread, prompt_user
-from holodesk.client.reconnect import ReconnectPolicy, is_resumable
+from holodesk.client.reconnect import ReconnectPolicy, is_resumable, retry_after
 from holodesk.client.recording import ClientRecorder
 from holodesk.client.safety import SafetyGuard, SafetySettings
 from holodesk.client.stream import ProtocolError, SessionStream
@@ -271,7 +271,8 @@ class _Session:
         outage = self._outage
         outage.attempts += 1
         outage.cause = cause
-        delay = policy.delay(outage.attempts, time.monotonic() - outage.started)
+        hinted = retry_after(error) or 0.0
+        delay = policy.delay(outage.attempts, time.monotonic() - outage.started, at_least_s=hinted)
         if delay is None:
             return self._gave_up(error, outage)
         self._notify(Reconnecting(outage.attempts, policy.max_attempts, delay, cause))

@@ -114,6 +114,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="frame size limit (default: 16, or the message limit if lower)",
     )
     limits.add_argument(
+        "--max-frame-memory-mb",
+        type=float,
+        default=2048.0,
+        help="frames all sessions may hold together; past it new sessions and frames get "
+        "RESOURCE_EXHAUSTED with a retry delay (default %(default)s)",
+    )
+    limits.add_argument(
         "--max-frame-pixels",
         type=int,
         default=40_000_000,
@@ -229,6 +236,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         max_message_bytes=message_bytes,
         max_frame_bytes=frame_bytes,
         max_frame_pixels=args.max_frame_pixels,
+        max_frame_memory_bytes=int(args.max_frame_memory_mb * MIB),
         frame_deltas=args.frame_deltas,
         max_steps=args.max_steps,
         grace_s=args.grace_s,

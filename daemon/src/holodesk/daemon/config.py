@@ -98,6 +98,8 @@ class ServerConfig:
     # A frame's image bytes and declared pixels; larger ones are INVALID_ARGUMENT.
     max_frame_bytes: int = 16 * MIB
     max_frame_pixels: int = 40_000_000
+    # The frames all sessions' history windows hold together (frame_memory.py).
+    max_frame_memory_bytes: int = 2048 * MIB
     # Offer clients delta frames (unchanged screens and changed regions only).
     frame_deltas: bool = True
     # Default and ceiling for a session's model steps.
@@ -146,6 +148,11 @@ class ServerConfig:
             )
         if self.max_frame_pixels <= 0:
             raise ValueError("max_frame_pixels must be positive")
+        if self.max_frame_memory_bytes < self.max_frame_bytes:
+            raise ValueError(
+                f"the frame memory budget ({self.max_frame_memory_bytes} B) is below the "
+                f"frame limit ({self.max_frame_bytes} B): not even one frame would fit"
+            )
         if self.max_steps <= 0:
             raise ValueError("max_steps must be positive")
         if self.max_sessions <= 0:

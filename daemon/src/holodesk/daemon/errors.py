@@ -91,6 +91,10 @@ class NotFound(HolodeskError):  # noqa: N818
         ]
 
 
+# How long a full daemon tells callers to wait (RetryInfo on RESOURCE_EXHAUSTED).
+RETRY_WHEN_FULL_S = 10.0
+
+
 class ResourceExhausted(HolodeskError):  # noqa: N818
     """A quota is full; `retry_after_s`, when given, goes out as RetryInfo."""
 

@@ -41,6 +41,9 @@ Limits, each breach a precise status while everyone else is served on:
   messages: INVALID_ARGUMENT naming the field;
 - more than --max-sessions sessions, or --max-sessions-per-principal for one
   caller: RESOURCE_EXHAUSTED with QuotaFailure and RetryInfo;
+- frames held by all sessions past --max-frame-memory-mb: RESOURCE_EXHAUSTED with
+  QuotaFailure and RetryInfo, for a new session or for the frame that would not
+  fit (that session stays detached, resumable; frame_memory.py);
 - --max-steps: the session ends STEP_LIMIT; --max-session-s: it ends
   TIME_LIMIT (reason "time limit: ..."); a policy stuck past --step-timeout-s: the
   session ends FAILED naming the step (Locate: DEADLINE_EXCEEDED). A client's own
@@ -103,6 +106,7 @@ from holodesk.daemon.auth import Authenticator, AuthInterceptor
 from holodesk.daemon.config import ListenAddress, ServerConfig
 from holodesk.daemon.control_service import ControlService
 from holodesk.daemon.credentials import Credentials, CredentialsError, load_credentials
+from holodesk.daemon.frame_memory import FrameMemory
 from holodesk.daemon.frames import FrameLimits
 from holodesk.daemon.interceptor import ErrorInterceptor
 from holodesk.daemon.metrics import DaemonMetrics, MetricsExporter
@@ -342,7 +346,8 @@ async def serve(
             max_per_principal=config.max_sessions_per_principal,
             max_session_s=config.max_session_s,
             resume_window_s=config.resume_window_s,
-        )
+        ),
+        FrameMemory(config.max_frame_memory_bytes),
     )
     limits = FrameLimits(max_bytes=config.max_frame_bytes, max_pixels=config.max_frame_pixels)
     recorder = Recorder(config.record_dir or None, default_on=config.record)

@@ -45,6 +45,7 @@ from holodesk.daemon.errors import (
     InvalidArgument,
     Unavailable,
 )
+from holodesk.daemon.frame_memory import FrameMemoryFull
 from holodesk.daemon.frames import FrameLimits, validate_frame
 from holodesk.daemon.generation import StepGeneration
 from holodesk.daemon.metrics import DaemonMetrics
@@ -173,6 +174,10 @@ class SessionRunner:
                 yield response
         except _StreamLost:
             return  # the cleanup detaches the session
+        except FrameMemoryFull:
+            # Not the session's fault: it stays, detached, for its client to resume
+            # once other sessions have given frame memory back.
+            raise
         except (asyncio.CancelledError, GeneratorExit):
             raise  # the RPC is gone: the cleanup detaches the session
         except BaseException:

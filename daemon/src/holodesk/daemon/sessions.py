@@ -40,12 +40,14 @@ from holodesk.daemon.actions import (
 from holodesk.daemon.actions import Done as DoneKind
 from holodesk.daemon.actions import Fail as FailKind
 from holodesk.daemon.errors import (
+    RETRY_WHEN_FULL_S,
     FailedPrecondition,
     InvalidArgument,
     NotFound,
     PermissionDenied,
     ResourceExhausted,
 )
+from holodesk.daemon.frame_memory import FrameMemory, unique_bytes
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
 from holodesk.daemon.generation import SessionSampling
 from holodesk.daemon.geometry import Rect, Size
@@ -131,6 +133,7 @@ class Session:
         history_frames: int,
         principal: str = "anonymous",
         deadline: float | None = None,
+        memory: FrameMemory | None = None,
     ) -> None:
         self.session_id = uuid.uuid4().hex
         self.resume_token = secrets.token_urlsafe(24)
@@ -144,6 +147,9 @@ class Session:
         self.started_at = datetime.now(UTC)
         self.step = 0
         self.frames: deque[EncodedFrame] = deque(maxlen=max(1, history_frames))
+        # The daemon's budget for all sessions' frames, and what this one holds of it.
+        self._memory = memory if memory is not None else FrameMemory()
+        self._held_bytes = 0
         self.history: list[HistoryStep] = []
         # Sent to the client, results not yet received.
         self.pending: tuple[Action, ...] = ()
@@ -237,6 +243,7 @@ class Session:
         if self._undecided_frame:
             self.frames.pop()
             self._undecided_frame = False
+            self._hold(unique_bytes(self.frames))
         self.attached = False
         self._thinking = False
         self.held.clear()
@@ -317,9 +324,20 @@ class Session:
                     f"{field_name}.display_id",
                     f"unknown display {frame.display_id!r}; the session has {sorted(known)}",
                 )
+        window = [*self.frames, frame]
+        # ResourceExhausted (nothing changed) when the daemon's frame budget is spent.
+        self._hold(unique_bytes(window[-(self.frames.maxlen or len(window)) :]))
         self._frame_ids.add(frame.frame_id)
         self.frames.append(frame)
         self._undecided_frame = True
+
+    def release_frames(self) -> None:
+        """Give the frame budget back (the session left the daemon)."""
+        self._hold(0)
+
+    def _hold(self, held: int) -> None:
+        self._memory.change(held - self._held_bytes, f"frame of session {self.session_id}")
+        self._held_bytes = held
 
     def context(self, screen_pixels: Image.Image | None = None) -> StepContext:
         return StepContext(
@@ -392,14 +410,15 @@ class SessionLimits:
     resume_window_s: float = 60.0
 
 
-# When a full daemon suggests trying again (RetryInfo on RESOURCE_EXHAUSTED).
-RETRY_FULL_S = 10.0
 SessionListener = Callable[[Session], None]
 
 
 class SessionRegistry:
-    def __init__(self, limits: SessionLimits | None = None) -> None:
+    def __init__(
+        self, limits: SessionLimits | None = None, frame_memory: FrameMemory | None = None
+    ) -> None:
         self.limits = limits if limits is not None else SessionLimits()
+        self.frame_memory = frame_memory if frame_memory is not None else FrameMemory()
         self._sessions: dict[str, Session] = {}
         self._tokens: dict[str, str] = {}
         self._per_principal: dict[str, int] = {}
@@ -429,15 +448,16 @@ class SessionRegistry:
                 "sessions",
                 f"the daemon runs its maximum of {limits.max_sessions} concurrent sessions "
                 "(detached ones awaiting a resume included)",
-                retry_after_s=RETRY_FULL_S,
+                retry_after_s=RETRY_WHEN_FULL_S,
             )
         mine = self._per_principal.get(principal, 0)
         if limits.max_per_principal and mine >= limits.max_per_principal:
             raise ResourceExhausted(
                 f"sessions of {principal}",
                 f"{principal} runs its maximum of {limits.max_per_principal} concurrent sessions",
-                retry_after_s=RETRY_FULL_S,
+                retry_after_s=RETRY_WHEN_FULL_S,
             )
+        self.frame_memory.check_room()
         deadline = time.monotonic() + limits.max_session_s if limits.max_session_s else None
         session = Session(
             request,
@@ -446,6 +466,7 @@ class SessionRegistry:
             history_frames=history_frames,
             principal=principal,
             deadline=deadline,
+            memory=self.frame_memory,
         )
         self._sessions[session.session_id] = session
         self._tokens[session.resume_token] = session.session_id
@@ -557,6 +578,7 @@ class SessionRegistry:
     def remove(self, session_id: str) -> None:
         session = self._sessions.pop(session_id, None)
         if session is not None:
+            session.release_frames()
             self._tokens.pop(session.resume_token, None)
             handle = self._expiry.pop(session_id, None)
             if handle is not None:
