@@ -146,3 +146,13 @@ async def test_a_rebuilt_delta_is_decoded_once_and_an_unchanged_screen_not_at_al
         expected.paste(painted, (30, 20))
         assert np.array_equal(np.asarray(newest.pixels()), np.asarray(expected))
         assert newest.content_id == engine.requests[-2].messages[-1].images[-1].content_id
+
+
+def test_an_unchanged_screen_shares_its_bases_bytes_and_content_key() -> None:
+    """A delta without patches costs no copy and no second hash of ~0.5 MiB."""
+    base = _frame(_screen(320, 200))
+    key = base.content_key
+    same = base.renamed("f2")
+    assert same.frame_id == "f2"
+    assert same.data is base.data
+    assert same.__dict__["content_key"] == key  # carried over, not computed again

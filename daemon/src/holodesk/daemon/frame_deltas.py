@@ -25,7 +25,7 @@ import io
 import logging
 import warnings
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from PIL import Image, UnidentifiedImageError
 
@@ -97,7 +97,7 @@ async def resolve_with_pixels(
     validate_delta(delta, base, limits, where)
     pixels: Image.Image | None = None
     if not delta.patches:
-        frame = replace(base, frame_id=delta.frame_id)
+        frame = base.renamed(delta.frame_id)
     else:
         frame, pixels = await asyncio.to_thread(_rebuild, delta, base, where)
     log.debug(

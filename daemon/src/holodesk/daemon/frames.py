@@ -12,7 +12,7 @@ import functools
 import hashlib
 import io
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from PIL import Image, UnidentifiedImageError
 
@@ -52,6 +52,14 @@ class EncodedFrame:
         one image (the model image, the engine's processing) serves both. Computed on
         first use (~0.3 ms for 300 KiB), not per read."""
         return hashlib.blake2b(self.data, digest_size=16).hexdigest()
+
+    def renamed(self, frame_id: str) -> EncodedFrame:
+        """The same screen under another id (an unchanged screen's delta): its bytes
+        and content key are shared, not copied or hashed again."""
+        frame = replace(self, frame_id=frame_id)
+        if "content_key" in self.__dict__:  # computed already: carry it over
+            frame.__dict__["content_key"] = self.content_key
+        return frame
 
     def __repr__(self) -> str:  # never dump megabytes of bytes into logs
         return (
