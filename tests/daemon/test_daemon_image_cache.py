@@ -66,6 +66,9 @@ def test_hits_misses_eviction_and_sessions_sharing_a_content_key() -> None:
     assert (len(cache), cache.bytes) == (2, 800)
     cache.get("s2", "a", maker("a"))
     assert made == ["a", "b", "c", "a"]
+    cache.get("s1", "a", maker("a"))  # s1 shows "a" again: s1 and s2 hold it
+    cache.retain("s1", ["a"])  # s1's window moved on from "c": it goes
+    assert (len(cache), cache.bytes) == (1, 400)
     cache.drop_session("s1")  # "a" is s2's too: it stays
     assert (len(cache), cache.bytes) == (1, 400)
     cache.drop_session("s2")
@@ -91,6 +94,8 @@ def test_a_session_makes_each_screen_image_once() -> None:
     cache = policy.image_cache
     # Windows f1 | f1 f2 | f1 f2 f3 | f2 f3 f4: 4 images made, 5 reused.
     assert (cache.misses, cache.hits) == (4, 5)
+    # f1 left the window, and its image went with it: a session holds its window only.
+    assert len(cache) == 3
     asyncio.run(policy.abort("s"))
     assert cache.bytes == 0
 

@@ -72,12 +72,12 @@ def test_an_in_process_engine_gets_the_frame_as_it_is_and_resizes_it_itself() ->
 def test_without_pixels_an_image_is_decoded_only_when_an_engine_asks(
     decodes: list[int],
 ) -> None:
-    """A lazy part holds no pixels (the cache counts what it holds) and decodes the
-    frame each time it is asked, never before."""
+    """A lazy part holds no pixels, only the frame's bytes (the cache counts them), and
+    decodes the frame each time it is asked, never before."""
     frame = _frame(_screen(1920, 1080))
     part = get_dialect("holotron").model_image(frame, engine_resizes=True)
     assert part.image is None
-    assert part.nbytes == 0
+    assert part.nbytes == len(frame.data)
     assert decodes == []
     first, second = part.pixels(), part.pixels()
     assert len(decodes) == 2
@@ -87,6 +87,7 @@ def test_without_pixels_an_image_is_decoded_only_when_an_engine_asks(
     )
     assert given.image is not None
     assert given.nbytes == 1920 * 1080 * 3
+    assert given.source == b""  # made from pixels: nothing pinned
     assert len(decodes) == 2
 
 

@@ -57,6 +57,7 @@ def model_image(
         quality=quality,
         content_id=content_id,
         loader=functools.partial(_load, frame.data, make),
+        source=frame.data,
     )
 
 

@@ -52,8 +52,9 @@ class ImagePart:
     # Empty: unknown.
     content_id: str = ""
     # Makes the pixels on demand (each call: a loaded image is not kept, so the part
-    # holds no more memory than `nbytes` says).
+    # holds no more memory than `nbytes` says), from `source` (the encoded frame).
     loader: Callable[[], Image.Image] | None = field(default=None, repr=False)
+    source: bytes = field(default=b"", repr=False)
 
     @classmethod
     def of_pixels(
@@ -72,9 +73,10 @@ class ImagePart:
 
     @property
     def nbytes(self) -> int:
-        """Memory it holds (bytes, and the RGB pixels)."""
+        """Memory it holds: bytes, the RGB pixels, the frame its loader reads (shared
+        with the session's window while the frame is in it)."""
         pixels = 0 if self.image is None else self.image.width * self.image.height * 3
-        return len(self.data) + pixels
+        return len(self.data) + len(self.source) + pixels
 
     def pixels(self) -> Image.Image:
         """The RGB image, made when the part holds none (decoded, or by the loader);

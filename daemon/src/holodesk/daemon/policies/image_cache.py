@@ -12,14 +12,14 @@ Images are kept as pixels, which is what in-process engines take (~6 MiB for a
 1080p screen). The cache is shared by all sessions of a policy and bounded in
 bytes: past the bound the least recently used images go, and are made again if
 needed, so memory stays flat at any session count. An image stays while a session
-that used it is alive; when the last of them ends, it goes at once.
+has it in its window; when the last of them moves on or ends, it goes at once.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from holodesk.daemon.engines.base import ImagePart
@@ -70,15 +70,31 @@ class ModelImageCache:
             self.misses += 1
         return self._put(session_id, key, make())
 
+    def retain(self, session_id: str, keys: Iterable[str]) -> None:
+        """The session needs only these images now (its window): it lets go of the
+        others, which go unless another session holds them. So a session holds at
+        most its window, however long it runs (a lazy image pins its frame's bytes)."""
+        wanted = set(keys)
+        with self._lock:
+            held = self._keys_of.get(session_id)
+            if held is None:
+                return
+            for key in held - wanted:
+                self._release(session_id, key)
+            held &= wanted
+
     def drop_session(self, session_id: str) -> None:
         with self._lock:
             for key in self._keys_of.pop(session_id, ()):
-                entry = self._entries.get(key)
-                if entry is None:
-                    continue
-                entry.sessions.discard(session_id)
-                if not entry.sessions:
-                    self._bytes -= self._entries.pop(key).image.nbytes
+                self._release(session_id, key)
+
+    def _release(self, session_id: str, key: str) -> None:
+        entry = self._entries.get(key)
+        if entry is None:
+            return
+        entry.sessions.discard(session_id)
+        if not entry.sessions:
+            self._bytes -= self._entries.pop(key).image.nbytes
 
     def _own(self, entry: _Entry, session_id: str, key: str) -> None:
         entry.sessions.add(session_id)

@@ -232,7 +232,7 @@ class ModelPolicy:
         """The window's images: from the cache by content, else made once (the screen
         now from the pixels the daemon decoded when it rebuilt it, if it did)."""
         newest = len(context.frames) - 1
-        return tuple(
+        images = tuple(
             self.image_cache.get(
                 context.session_id,
                 frame.content_key,
@@ -242,6 +242,8 @@ class ModelPolicy:
             )
             for i, frame in enumerate(context.frames)
         )
+        self.image_cache.retain(context.session_id, (f.content_key for f in context.frames))
+        return images
 
     def _model_image(self, frame: EncodedFrame, pixels: Image.Image | None) -> ImagePart:
         return self.dialect.model_image(

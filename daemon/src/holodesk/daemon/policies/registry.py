@@ -138,7 +138,7 @@ def _vllm(options: Mapping[str, str]) -> Policy:
     from holodesk.daemon.engines.vllm_engine import VllmEngine
 
     dialect = dialect_from_options(options)
-    args = vllm_engine_args(options, images_per_prompt=dialect.spec.history_images)
+    args = vllm_engine_args(options, images_per_prompt=dialect.spec.frames_kept)
     return ModelPolicy(
         dialect,
         VllmEngine(args),
