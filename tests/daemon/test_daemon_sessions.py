@@ -234,9 +234,13 @@ async def test_the_prompt_keeps_the_last_frames_and_earlier_actions() -> None:
             )
     last = policy.engine.requests[-1]  # type: ignore[attr-defined]
     user = last.messages[-1]
-    assert len(user.images) == 3  # holo keeps the last 3 screenshots
+    # holo shows the newest screenshots, 3 on average (step 5: those of steps 4 and 5).
+    shown = min(policy.history_frames, policy.dialect.spec.images_shown(5))
+    assert shown == 2
+    assert len(user.images) == shown
     assert "<observation step=5>" in user.text
-    assert "<observation step=2>" not in user.text
+    assert f"<observation step={5 - shown + 1}>" in user.text
+    assert f"<observation step={5 - shown}>" not in user.text
     # Earlier steps are shown to the model in its own coordinates (0-1000).
     assert "step 1: click at (500, 500) -> ok. note: remember 7" in user.text
     assert last.json_schema is not None

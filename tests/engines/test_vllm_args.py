@@ -101,11 +101,13 @@ def test_the_vllm_policy_defaults_follow_the_model_and_dialect() -> None:
     policy = create_policy("vllm", {"model": "/models/other", "dialect": "holo"})
     assert isinstance(policy, ModelPolicy)
     assert isinstance(policy.engine, VllmEngine)
-    # Another model's code is not trusted unless asked; the dialect's image window fits.
+    # Another model's code is not trusted unless asked; the dialect's image window fits,
+    # at its widest (holo: 3 screenshots on average, 4 at most).
     assert policy.engine.engine_args == {
         "model": "/models/other",
-        "limit_mm_per_prompt": {"image": policy.dialect.spec.history_images},
+        "limit_mm_per_prompt": {"image": policy.dialect.spec.frames_kept},
     }
+    assert policy.dialect.spec.frames_kept == 4
 
 
 def test_bad_vllm_policy_options_are_config_errors() -> None:

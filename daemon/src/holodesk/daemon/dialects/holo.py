@@ -308,6 +308,9 @@ HOLO = DialectSpec(
     model_image_encoding=ImageEncoding.PNG,
     frame=FrameRequest(max_width=1920, max_height=1920, encoding=ImageEncoding.PNG),
     history_images=3,
+    # Chronological, screenshots leaving 3 at a time (windows of 2-4, 3 on average):
+    # each step's prompt begins with the previous one's, for vLLM's prefix cache.
+    history_layout="append",
     prompts=HOLO_PROMPTS,
     coordinate_rules=HOLO_COORDINATE_RULES,
     action_aliases=HOLO_ACTION_ALIASES,

@@ -10,8 +10,8 @@ data, so this dialect is an informed guess with two halves:
 - the image rule of its base model, Nemotron Nano VL: dynamic tiling into
   512x512 tiles, at most 12 tiles plus a thumbnail when there is more than one
   tile, 256 tokens per tile (coords.TileResize). A 1920x1080 screenshot goes
-  onto a 4x2 grid: 8 tiles + thumbnail = 2304 tokens; each of the 3 kept
-  screenshots costs that much prefill.
+  onto a 4x2 grid: 8 tiles + thumbnail = 2304 tokens; each screenshot in the
+  prompt (3 on average, see DialectSpec.history_layout) costs that much prefill.
 
 It MUST be validated against the real checkpoint's chat template on a GPU host
 (`holodesk model check`): the system prompt (Nemotron templates also read

@@ -1,15 +1,28 @@
 """Builds chat messages from a dialect's templates (the data) and a step context.
 
-Two history styles (DialectSpec.history_style):
+Two history styles (DialectSpec.history_style), how an earlier step is written:
 
-- ``text``: a system turn and one user turn holding the task, one line per
-  earlier step and the last K screenshots;
+- ``text``: one user turn holding the task, a line per earlier step and the
+  screenshots;
 - ``turns``: the task in the first user turn, then each earlier step replayed
   as the model's own answer (an assistant turn), preceded by its screenshot
-  while that is among the last K, and the screen now as the last user turn.
+  while that is shown, and the screen now as the last user turn.
 
-Either way the prompt stops growing: at most `history_steps` earlier steps and
-`history_images` screenshots.
+Two layouts (DialectSpec.history_layout), where it goes and what leaves when:
+
+- ``append`` (the built-in dialects' default): the fixed part (system, task),
+  then every step in the order it happened, each earlier step right after its
+  screenshot, the screen now last. Step n+1's prompt is step n's plus what
+  happened since, so a prefix cache (vLLM's) reuses all of it; screenshots
+  leave the window in blocks (DialectSpec.first_image_step), the step lines
+  only together with them, so one step in a block rebuilds the prompt from the
+  first dropped screenshot on and every other step only appends.
+- ``window`` (the original): step lines first (text) or the steps as turns,
+  then the last `history_images` screenshots, both sliding by one per step:
+  every step changes the prompt right after the task.
+
+Either way the prompt stops growing: about `history_steps` earlier steps and
+`history_images` screenshots on average, `frames_kept` at most.
 """
 
 from __future__ import annotations
@@ -49,7 +62,9 @@ def step_messages(
     messages: list[ChatMessage] = []
     if system:
         messages.append(ChatMessage("system", (TextPart(system),)))
-    if spec.history_style == "turns":
+    if spec.history_layout == "append":
+        messages.extend(_appended(spec, context, images, render))
+    elif spec.history_style == "turns":
         messages.extend(_turns(spec, context, images, render))
     else:
         messages.append(ChatMessage("user", _single_turn(spec, context, images, render)))
@@ -106,6 +121,52 @@ def _turns(
             text = p.assistant_step.format(**_step_fields(spec, step, render))
             turns.append(ChatMessage("assistant", (TextPart(text),)))
     now = [*_observation(spec, context.step, images[-1]), *_closing(spec, context)]
+    turns.append(ChatMessage("user", _merge_text(now)))
+    return turns
+
+
+def _appended(
+    spec: DialectSpec,
+    context: StepContext,
+    images: tuple[ImagePart, ...],
+    render: ActionRenderer,
+) -> list[ChatMessage]:
+    """The task, then each earlier step in order (its screenshot while shown, then its
+    line or turn), the screen now last: nothing before the newest step changes except
+    when a block of screenshots leaves.
+
+    `images` are the newest frames' (all of context.frames, or only the shown ones)."""
+    p = spec.prompts
+    steps = context.frame_steps()[-len(images) :]
+    shown = min(len(images), spec.images_shown(context.step))
+    by_step = dict(zip(steps[-shown:], images[-shown:], strict=True))
+    first = spec.first_history_step(context.step)
+    history = {h.step: h for h in context.history if first <= h.step < context.step}
+    earlier = sorted((set(history) | set(by_step)) - {context.step})
+    task = TextPart(p.task.format(task=context.task))
+    now = [*_observation(spec, context.step, images[-1]), *_closing(spec, context)]
+    if spec.history_style == "text":
+        parts: list[ContentPart] = [task]
+        if earlier:
+            parts.append(TextPart(p.history_header))
+        for number in earlier:
+            if number in by_step:
+                parts.extend(_observation(spec, number, by_step[number]))
+            if number in history:
+                fields = _step_fields(spec, history[number], render)
+                parts.append(TextPart(p.history_step.format(**fields)))
+        return [ChatMessage("user", _merge_text([*parts, *now]))]
+    turns = [ChatMessage("user", _merge_text([task]))]
+    if earlier and p.history_header:
+        turns.append(ChatMessage("user", (TextPart(p.history_header),)))
+    for number in earlier:
+        if number in by_step:
+            turns.append(
+                ChatMessage("user", _merge_text(_observation(spec, number, by_step[number])))
+            )
+        if number in history:
+            text = p.assistant_step.format(**_step_fields(spec, history[number], render))
+            turns.append(ChatMessage("assistant", (TextPart(text),)))
     turns.append(ChatMessage("user", _merge_text(now)))
     return turns
 

@@ -5,6 +5,7 @@ or TOML file can override any field of one (see `registry.load_dialect`).
 
 from __future__ import annotations
 
+import math
 import string
 from typing import Literal
 
@@ -142,7 +143,8 @@ class DialectSpec(BaseModel):
     model_image_encoding: ImageEncoding = ImageEncoding.PNG
     model_image_quality: int = Field(default=90, ge=1, le=100)
     frame: FrameRequest = FrameRequest()
-    # Screenshots kept in the prompt (the last K); each one costs prefill.
+    # Screenshots in the prompt: the last K (window layout), K on average (append
+    # layout, at most frames_kept); each one costs prefill.
     history_images: int = Field(default=3, ge=1, le=32)
     # Earlier steps described as text (the last N).
     history_steps: int = Field(default=20, ge=0)
@@ -151,6 +153,17 @@ class DialectSpec(BaseModel):
     # step as an assistant turn, preceded by its screenshot while that is among the
     # last K (UI-TARS agents).
     history_style: Literal["text", "turns"] = "text"
+    # Where the history goes (prompt.py). "window": the step lines first, then the last
+    # history_images screenshots, both sliding by one per step, so nothing after the
+    # task is the same two steps running. "append": everything in the order it happened
+    # (each earlier step after its screenshot), so a step's prompt begins with the
+    # previous one's and a prefix cache reuses it; screenshots leave in blocks.
+    history_layout: Literal["window", "append"] = "append"
+    # Append layout: how many screenshots leave at once (odd). The window grows from
+    # history_images - block // 2 to history_images + block // 2, then drops `block` of
+    # its oldest: history_images on average. 0: about history_images (auto_block);
+    # 1: one per step, as a sliding window.
+    history_block: int = Field(default=0, ge=0, le=63)
     prompts: PromptTemplates = PromptTemplates()
     # Coordinate rules, shown to the model through {coordinate_rule}.
     coordinate_rules: dict[CoordinateConvention, str] = Field(default_factory=dict)
@@ -186,8 +199,77 @@ class DialectSpec(BaseModel):
                 )
         if self.max_wait_s < self.default_wait_s:
             raise ValueError("max_wait_s is below default_wait_s")
+        if self.history_block and self.history_block % 2 == 0:
+            raise ValueError("history_block must be odd (history_images stays the average)")
+        if self.history_block // 2 >= self.history_images:
+            raise ValueError(
+                f"history_block {self.history_block} is too wide for history_images "
+                f"{self.history_images}: at most {2 * self.history_images - 1}"
+            )
         return self
+
+    # The history window (prompt.py draws what these say) ----------------------------
+
+    @property
+    def image_block(self) -> int:
+        """Screenshots that leave the append layout's window at once (1: window layout)."""
+        if self.history_layout == "window":
+            return 1
+        return self.history_block or auto_block(self.history_images)
+
+    @property
+    def frames_kept(self) -> int:
+        """The most screenshots a prompt shows: the frames a session must keep and the
+        engine's per-prompt image limit (history_images is their average)."""
+        return self.history_images + self.image_block // 2
+
+    def first_image_step(self, step: int) -> int:
+        """The oldest step whose screenshot the prompt of `step` shows.
+
+        It moves only by whole blocks: one step in `image_block` rebuilds the prompt
+        from the first screenshot on, every other one only appends to it."""
+        block = self.image_block
+        fewest = self.history_images - block // 2
+        return max(1, block * ((step - fewest) // block) + 1)
+
+    def images_shown(self, step: int) -> int:
+        """Screenshots in the prompt of `step` (fewer when fewer frames were kept)."""
+        return step - self.first_image_step(step) + 1
+
+    def first_history_step(self, step: int) -> int:
+        """The oldest earlier step the prompt of `step` describes (`step`: none).
+
+        Window layout: the last history_steps. Append layout: lines leave in blocks
+        too, only at a screenshot drop (so the prefix breaks at no other step) and
+        never while their screenshot is shown; about history_steps on average."""
+        lines = self.history_steps
+        if lines == 0:
+            return step
+        if self.history_layout == "window":
+            return max(1, step - lines)
+        block = self.image_block
+        fewest = self.history_images - block // 2
+        # Lines run from `fewest - 1 + k * block` to that + text_block - 1, k whole.
+        text_block = block * max(1, _round(lines / (2 * block)))
+        fewest_lines = fewest + block * max(
+            0, _round((lines + 1 - (text_block - 1) / 2 - fewest) / block)
+        )
+        return max(1, text_block * ((step - fewest_lines) // text_block) + 1)
 
     def coordinate_rule(self, image_width: int, image_height: int) -> str:
         rule = self.coordinate_rules.get(self.coordinates, "")
         return rule.format(image_width=image_width, image_height=image_height)
+
+
+def auto_block(history_images: int) -> int:
+    """The odd block nearest history_images (at least 3): the window spans about half
+    to one and a half times history_images (3: windows of 2, 3, 4 screenshots; 5: 3 to
+    7). Wider blocks reuse more (fewer rebuilds) but show fewer screens after a drop."""
+    if history_images == 1:
+        return 1
+    return max(3, history_images if history_images % 2 else history_images - 1)
+
+
+def _round(value: float) -> int:
+    """Half up (round() goes to even: 2.5 -> 2)."""
+    return math.floor(value + 0.5)

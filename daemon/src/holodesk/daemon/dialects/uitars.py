@@ -46,7 +46,9 @@ The prompt follows the structure of UI-TARS's computer-use prompt (a role
 line, the output format, the action space with short notes, then the user's
 instruction), in our own words. As in UI-TARS agents, the conversation replays
 earlier steps as the model's own Thought/Action turns, each after its
-screenshot while it is among the last 5 (history_style "turns").
+screenshot while that is shown (history_style "turns"): 5 on average, in
+blocks so that each step's conversation begins with the previous one's
+(history_layout "append"; "window" keeps exactly the last 5).
 """
 
 from __future__ import annotations
@@ -256,6 +258,9 @@ UITARS = DialectSpec(
     history_images=5,
     history_steps=20,
     history_style="turns",
+    # Chronological, screenshots leaving 5 at a time (windows of 3-7, 5 on average):
+    # each step's conversation begins with the previous one's, for a prefix cache.
+    history_layout="append",
     prompts=UITARS_PROMPTS,
     coordinate_rules=UITARS_COORDINATE_RULES,
     action_aliases=UITARS_ACTION_ALIASES,
