@@ -23,7 +23,7 @@ from holodesk.daemon.dialects.spec import DialectSpec, auto_block
 from holodesk.daemon.engines.base import ChatMessage, ImagePart
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
 from holodesk.daemon.geometry import Point, Size
-from holodesk.daemon.policies.base import Decision
+from holodesk.daemon.policies.base import Decision, StepContext
 from holodesk.daemon.sessions import Session, SessionRequest
 
 FRAME = Size(1280, 800)
@@ -221,3 +221,28 @@ def test_the_append_layout_reaches_the_prefix_target() -> None:
     assert new["images_mean"] == old["images_mean"] == 3
     assert new["share_mean"] >= 0.60
     assert old["share_mean"] < 0.45
+
+
+@pytest.mark.parametrize("name", ["holotron", "uitars", "holo"])
+def test_a_policy_may_make_only_the_images_shown(name: str) -> None:
+    """The images go with the newest frames: a policy that makes only the shown ones
+    (spec.images_shown) gets the same prompt as one that makes the whole window's."""
+    for layout in ("append", "window"):
+        base = get_dialect(name)
+        dialect = Dialect(base.spec.model_copy(update={"history_layout": layout}))
+        session = Session(
+            SessionRequest(task=TASK), policy_name="t", max_steps=9,
+            history_frames=dialect.spec.frames_kept,
+        )  # fmt: skip
+        for step in range(1, 9):
+            session.accept_frame(EncodedFrame(f"f{step}", FRAME, ImageEncoding.PNG), "frame")
+            context = session.context()
+            images = tuple(
+                ImagePart(f.frame_id.encode(), "image/png", 64, 40) for f in context.frames
+            )
+            shown = images[-dialect.spec.images_shown(step) :]
+            assert dialect.step_messages(context, shown) == dialect.step_messages(context, images)
+            session.record_decision(Decision((Click(Point(1, 2)),)))
+    one_frame = StepContext("s", TASK, 1, frames=context.frames[:1])
+    with pytest.raises(ValueError, match="2 images for a window of 1 frames"):
+        get_dialect(name).step_messages(one_frame, images[:2])

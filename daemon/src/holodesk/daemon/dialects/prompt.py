@@ -90,7 +90,7 @@ def _single_turn(
         parts.extend(
             TextPart(p.history_step.format(**_step_fields(spec, step, render))) for step in shown
         )
-    for step, image in zip(context.frame_steps(), images, strict=True):
+    for step, image in zip(_image_steps(context, images), images, strict=True):
         parts.extend(_observation(spec, step, image))
     parts.extend(_closing(spec, context))
     return _merge_text(parts)
@@ -105,7 +105,7 @@ def _turns(
     """The task, then earlier steps as the model's own turns, each after its
     screenshot while that is still in the window; the screen now last."""
     p = spec.prompts
-    steps = context.frame_steps()
+    steps = _image_steps(context, images)
     by_step = dict(zip(steps, images, strict=True))
     history = {h.step: h for h in _shown(spec, context)}
     earlier = sorted((set(history) | set(steps[:-1])) - {context.step})
@@ -137,7 +137,7 @@ def _appended(
 
     `images` are the newest frames' (all of context.frames, or only the shown ones)."""
     p = spec.prompts
-    steps = context.frame_steps()[-len(images) :]
+    steps = _image_steps(context, images)
     shown = min(len(images), spec.images_shown(context.step))
     by_step = dict(zip(steps[-shown:], images[-shown:], strict=True))
     first = spec.first_history_step(context.step)
@@ -169,6 +169,14 @@ def _appended(
             turns.append(ChatMessage("assistant", (TextPart(text),)))
     turns.append(ChatMessage("user", _merge_text(now)))
     return turns
+
+
+def _image_steps(context: StepContext, images: tuple[ImagePart, ...]) -> tuple[int, ...]:
+    """The step of each image: they are the newest frames' (all of the window, or only
+    those the layout shows, when the policy makes no others)."""
+    if len(images) > len(context.frames):
+        raise ValueError(f"{len(images)} images for a window of {len(context.frames)} frames")
+    return context.frame_steps()[len(context.frames) - len(images) :]
 
 
 def _observation(spec: DialectSpec, step: int, image: ImagePart) -> list[ContentPart]:
