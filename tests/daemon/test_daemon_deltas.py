@@ -106,7 +106,7 @@ async def test_deltas_are_offered_and_rebuilt_into_the_exact_frames_the_policy_s
         first, second = noise(20, 10, 2), noise(8, 8, 3)
         wire = delta("f3", "f2", patch(5, 4, first), patch(10, 6, second, "WEBP"))
         step = (await stream.observe(wire, ok_results(step))).actions
-        # A delta on an older frame the daemon still holds (the window keeps 3).
+        # A delta on an older frame the daemon still holds (holo's window keeps up to 4).
         ended = (await stream.observe(delta("f4", "f1"), ok_results(step))).ended
         assert ended.outcome == agent_pb2.SESSION_OUTCOME_SUCCEEDED
         f1, f2, f3, f4 = (c.frame for c in policy.contexts)
@@ -119,7 +119,7 @@ async def test_deltas_are_offered_and_rebuilt_into_the_exact_frames_the_policy_s
         np.testing.assert_array_equal(decoded(f3.data), expected)
         assert (f3.size, f3.source, f3.scale_factor) == (f1.size, f1.source, f1.scale_factor)
         assert f4.data == f1.data
-        assert [f.frame_id for f in policy.contexts[-1].frames] == ["f2", "f3", "f4"]
+        assert [f.frame_id for f in policy.contexts[-1].frames] == ["f1", "f2", "f3", "f4"]
 
 
 async def test_a_daemon_started_without_deltas_does_not_offer_them_and_refuses_them() -> None:
@@ -322,23 +322,23 @@ async def test_patch_bytes_count_against_the_frame_limit() -> None:
 
 
 async def test_an_old_frame_out_of_the_window_is_no_base() -> None:
-    policy = RecordingPolicy([WAIT] * 5 + [ANSWER])
+    policy = RecordingPolicy([WAIT] * 6 + [ANSWER])
     async with running_daemon([policy]) as daemon:
         stream = daemon.stream()
         await stream.start()
         step = (await stream.observe(full_frame("f1", noise(WIDTH, HEIGHT, 1)))).actions
-        for index in range(2, 5):  # the holo window keeps 3 frames: f1 drops out
+        for index in range(2, 6):  # the holo window keeps up to 4 frames: f1 drops out
             step = (
                 await stream.observe(
                     delta(f"f{index}", "f1" if index < 4 else "f3"), ok_results(step)
                 )
             ).actions
-        await stream.observe_nowait(delta("f5", "f1"), ok_results(step))
+        await stream.observe_nowait(delta("f6", "f1"), ok_results(step))
         error = await stream.error()
         assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
         details = error.details() or ""
         assert "unknown base frame 'f1'" in details
-        assert "'f2', 'f3', 'f4'" in details
+        assert "'f2', 'f3', 'f4', 'f5'" in details
 
 
 async def test_locate_refuses_a_delta_frame() -> None:

@@ -68,7 +68,7 @@ class Dialect:
 
     def image_tokens(self, frame_size: Size) -> int | None:
         """Prompt tokens of one screenshot of this size (None: the resize rule does
-        not say); a step's prompt holds up to `spec.history_images` of them."""
+        not say); a step's prompt holds up to `spec.frames_kept` of them."""
         return self._resize.image_tokens(frame_size)
 
     def model_image(

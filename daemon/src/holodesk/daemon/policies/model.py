@@ -121,7 +121,8 @@ class ModelPolicy:
 
     @property
     def history_frames(self) -> int:
-        return self.dialect.spec.history_images
+        # The most a prompt shows: the append layout's windows grow past the average.
+        return self.dialect.spec.frames_kept
 
     def frame_spec(
         self, accepted: tuple[ImageEncoding, ...], screen: Size | None = None
@@ -231,7 +232,9 @@ class ModelPolicy:
     def _model_images(self, context: StepContext) -> tuple[ImagePart, ...]:
         """The window's images: from the cache by content, else made once (the screen
         now from the pixels the daemon decoded when it rebuilt it, if it did)."""
-        newest = len(context.frames) - 1
+        # Only the frames this step's prompt shows (the layout drops them in blocks).
+        shown = context.frames[-self.dialect.spec.images_shown(context.step) :]
+        newest = len(shown) - 1
         images = tuple(
             self.image_cache.get(
                 context.session_id,
@@ -240,9 +243,9 @@ class ModelPolicy:
                     self._model_image, frame, context.screen_pixels if i == newest else None
                 ),
             )
-            for i, frame in enumerate(context.frames)
+            for i, frame in enumerate(shown)
         )
-        self.image_cache.retain(context.session_id, (f.content_key for f in context.frames))
+        self.image_cache.retain(context.session_id, (f.content_key for f in shown))
         return images
 
     def _model_image(self, frame: EncodedFrame, pixels: Image.Image | None) -> ImagePart:
