@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
+from holodesk.daemon import frame_deltas
+from holodesk.daemon.decoded_screens import DecodedScreens
 from holodesk.daemon.dialects import get_dialect, images
 from holodesk.daemon.dialects.coords import SmartResize, TileResize
 from holodesk.daemon.engines.scripted import ScriptedEngine
@@ -157,3 +159,55 @@ def test_an_unchanged_screen_shares_its_bases_bytes_and_content_key() -> None:
     assert same.frame_id == "f2"
     assert same.data is base.data
     assert same.__dict__["content_key"] == key  # carried over, not computed again
+
+
+def test_decoded_screens_keep_within_their_bytes_and_hand_out_copies() -> None:
+    screens = DecodedScreens(max_bytes=2 * 64 * 48 * 3)
+    first, second, third = (noise(64, 48, seed) for seed in (1, 2, 3))
+    screens.keep("a", first)
+    screens.keep("b", second)
+    copy = screens.copy_of("a")
+    assert copy is not None
+    assert copy is not first
+    copy.paste((0, 0, 0), (0, 0, 10, 10))  # painting the copy leaves the kept one as it was
+    assert np.array_equal(np.asarray(screens.copy_of("a")), np.asarray(first))
+    screens.keep("c", third)  # over the bound: "b", the least recently used, goes
+    assert screens.copy_of("b") is None
+    assert screens.bytes == 2 * 64 * 48 * 3
+    assert DecodedScreens(max_bytes=100).copy_of("a") is None
+
+
+@pytest.mark.parametrize(("cache_bytes", "decoded_bases"), [(256 << 20, 1), (0, 3)])
+async def test_a_delta_on_the_screen_rebuilt_last_paints_on_it_without_decoding_it(
+    monkeypatch: pytest.MonkeyPatch, cache_bytes: int, decoded_bases: int
+) -> None:
+    """Each changed step used to decode its base, which the previous step had just
+    rebuilt: now only the first delta of a stream decodes (its full frame's bytes).
+    Without the cache (--decoded-screens-mb 0) every delta decodes its base."""
+    decoded: list[str] = []
+    decode = frame_deltas._decode
+
+    def counting(data: bytes, field_name: str, what: str) -> Image.Image:
+        decoded.append(what)
+        return decode(data, field_name, what)
+
+    monkeypatch.setattr(frame_deltas, "_decode", counting)
+    policy = ModelPolicy(get_dialect("holotron"), ScriptedEngine([WAIT] * 4), name="holotron")
+    base = noise(WIDTH, HEIGHT, seed=1)
+    async with running_daemon([policy], decoded_screen_bytes=cache_bytes) as daemon:
+        stream = daemon.stream()
+        await stream.start()
+        step = (await stream.observe(full_frame("f1", base))).actions
+        expected = base.copy()
+        for index, seed in enumerate((2, 3, 4), start=2):
+            painted = noise(10, 6, seed=seed)
+            expected.paste(painted, (index * 5, index * 3))
+            wire = delta(f"f{index}", f"f{index - 1}", patch(index * 5, index * 3, painted))
+            step = (await stream.observe(wire, ok_results(step))).actions
+        bases = [what for what in decoded if what.startswith("base frame")]
+        assert bases == [f"base frame 'f{i}'" for i in range(1, decoded_bases + 1)]
+        session = next(iter(daemon.running.registry.list()))
+        newest = session.frames[-1]
+        assert np.array_equal(
+            np.asarray(Image.open(io.BytesIO(newest.data)).convert("RGB")), np.asarray(expected)
+        )

@@ -121,6 +121,13 @@ def build_parser() -> argparse.ArgumentParser:
         "RESOURCE_EXHAUSTED with a retry delay (default %(default)s)",
     )
     limits.add_argument(
+        "--decoded-screens-mb",
+        type=float,
+        default=256.0,
+        help="pixels of screens rebuilt lately, shared by all sessions, so a delta paints "
+        "on its base instead of decoding it again; 0: always decode (default %(default)s)",
+    )
+    limits.add_argument(
         "--max-frame-pixels",
         type=int,
         default=40_000_000,
@@ -237,6 +244,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         max_frame_bytes=frame_bytes,
         max_frame_pixels=args.max_frame_pixels,
         max_frame_memory_bytes=int(args.max_frame_memory_mb * MIB),
+        decoded_screen_bytes=int(args.decoded_screens_mb * MIB),
         frame_deltas=args.frame_deltas,
         max_steps=args.max_steps,
         grace_s=args.grace_s,

@@ -100,6 +100,9 @@ class ServerConfig:
     max_frame_pixels: int = 40_000_000
     # The frames all sessions' history windows hold together (frame_memory.py).
     max_frame_memory_bytes: int = 2048 * MIB
+    # Pixels of screens rebuilt lately, so a delta paints on its base without
+    # decoding it again (decoded_screens.py); 0: always decode.
+    decoded_screen_bytes: int = 256 * MIB
     # Offer clients delta frames (unchanged screens and changed regions only).
     frame_deltas: bool = True
     # Default and ceiling for a session's model steps.
@@ -148,6 +151,8 @@ class ServerConfig:
             )
         if self.max_frame_pixels <= 0:
             raise ValueError("max_frame_pixels must be positive")
+        if self.decoded_screen_bytes < 0:
+            raise ValueError("decoded_screen_bytes cannot be negative")
         if self.max_frame_memory_bytes < self.max_frame_bytes:
             raise ValueError(
                 f"the frame memory budget ({self.max_frame_memory_bytes} B) is below the "

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 from PIL import Image, UnidentifiedImageError
 
+from holodesk.daemon.decoded_screens import DecodedScreens
 from holodesk.daemon.errors import InvalidArgument
 from holodesk.daemon.frames import EncodedFrame, FrameLimits, ImageEncoding, read_header
 from holodesk.daemon.geometry import Rect, Size
@@ -88,18 +89,23 @@ async def resolve(
 
 
 async def resolve_with_pixels(
-    delta: FrameDelta, held: Iterable[EncodedFrame], limits: FrameLimits, where: str
+    delta: FrameDelta,
+    held: Iterable[EncodedFrame],
+    limits: FrameLimits,
+    where: str,
+    decoded: DecodedScreens | None = None,
 ) -> tuple[EncodedFrame, Image.Image | None]:
     """`resolve`, and the rebuilt frame's decoded pixels (None for an unchanged
     screen, which decodes nothing): the step's model image is made from them
-    instead of decoding the frame a second time."""
+    instead of decoding the frame a second time. `decoded`: screens rebuilt lately,
+    so a base rebuilt by the previous step is painted on, not decoded again."""
     base = find_base(delta, held, where)
     validate_delta(delta, base, limits, where)
     pixels: Image.Image | None = None
     if not delta.patches:
         frame = base.renamed(delta.frame_id)
     else:
-        frame, pixels = await asyncio.to_thread(_rebuild, delta, base, where)
+        frame, pixels = await asyncio.to_thread(_rebuild, delta, base, where, decoded)
     log.debug(
         "frame %s: delta on %s, %d patch(es), %d bytes sent, %d bytes rebuilt",
         delta.frame_id,
@@ -205,8 +211,12 @@ def rebuild(delta: FrameDelta, base: EncodedFrame, where: str) -> EncodedFrame:
     return _rebuild(delta, base, where)[0]
 
 
-def _rebuild(delta: FrameDelta, base: EncodedFrame, where: str) -> tuple[EncodedFrame, Image.Image]:
-    canvas = _decode(base.data, f"{where}.base_frame_id", f"base frame {base.frame_id!r}")
+def _rebuild(
+    delta: FrameDelta, base: EncodedFrame, where: str, decoded: DecodedScreens | None = None
+) -> tuple[EncodedFrame, Image.Image]:
+    canvas = decoded.copy_of(base.content_key) if decoded is not None else None
+    if canvas is None:
+        canvas = _decode(base.data, f"{where}.base_frame_id", f"base frame {base.frame_id!r}")
     for index, patch in enumerate(delta.patches):
         field_name = f"{where}.patches[{index}].data"
         pixels = _decode(patch.data, field_name, "the patch").convert("RGB")
@@ -224,6 +234,8 @@ def _rebuild(delta: FrameDelta, base: EncodedFrame, where: str) -> tuple[Encoded
         source=delta.source,
         scale_factor=delta.scale_factor,
     )
+    if decoded is not None:
+        decoded.keep(frame.content_key, canvas)
     return frame, canvas
 
 

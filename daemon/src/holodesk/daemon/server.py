@@ -106,6 +106,7 @@ from holodesk.daemon.auth import Authenticator, AuthInterceptor
 from holodesk.daemon.config import ListenAddress, ServerConfig
 from holodesk.daemon.control_service import ControlService
 from holodesk.daemon.credentials import Credentials, CredentialsError, load_credentials
+from holodesk.daemon.decoded_screens import DecodedScreens
 from holodesk.daemon.frame_memory import FrameMemory
 from holodesk.daemon.frames import FrameLimits
 from holodesk.daemon.interceptor import ErrorInterceptor
@@ -362,6 +363,7 @@ async def serve(
         metrics=metrics,
         recorder=recorder,
         accept_deltas=config.frame_deltas,
+        decoded_screens=DecodedScreens(config.decoded_screen_bytes),
     )
 
     server = grpc.aio.server(

@@ -39,6 +39,7 @@ from PIL import Image
 
 from holodesk.daemon import convert, frame_deltas, logs
 from holodesk.daemon.auth import ANONYMOUS, Principal
+from holodesk.daemon.decoded_screens import DecodedScreens
 from holodesk.daemon.errors import (
     FailedPrecondition,
     HolodeskError,
@@ -79,6 +80,8 @@ class SessionSettings:
     recorder: Recorder | None = field(default=None, compare=False, repr=False)
     # Offer clients delta frames (FrameSpec.accept_deltas; see frame_deltas.py).
     accept_deltas: bool = True
+    # Screens rebuilt lately, shared by all sessions (None: every delta decodes its base).
+    decoded_screens: DecodedScreens | None = field(default=None, compare=False, repr=False)
 
 
 class _EndOfStream:
@@ -308,7 +311,11 @@ class SessionRunner:
             delta = convert.frame_delta_from_pb(sent, "observation.frame")
             # Rebuilt into a full frame: nothing downstream knows about deltas.
             frame, pixels = await frame_deltas.resolve_with_pixels(
-                delta, session.frames, self._settings.frame_limits, "observation.frame"
+                delta,
+                session.frames,
+                self._settings.frame_limits,
+                "observation.frame",
+                self._settings.decoded_screens,
             )
             wire_bytes = delta.wire_bytes
         else:
