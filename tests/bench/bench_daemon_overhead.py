@@ -1,7 +1,9 @@
-"""Daemon overhead: what the daemon adds to a step, against bare gRPC.
+"""Daemon overhead: what the daemon adds to a step, against bare gRPC; and what a
+model-shaped session costs it, against the daemon's own plumbing.
 
-    uv run python -m tests.bench.bench_daemon_overhead            # full run, ~2 min
-    uv run python -m tests.bench.bench_daemon_overhead --quick    # smoke run, ~20 s
+    uv run python -m tests.bench.bench_daemon_overhead            # full run, ~15 min
+    uv run python -m tests.bench.bench_daemon_overhead --quick    # smoke run, ~40 s
+    uv run python -m tests.bench.bench_daemon_overhead --skip-plumbing --model-sessions 1 10
 
 Each step is what a client does: send an observation (a 1920x1080 text-dense PNG,
 ~300 KiB, plus the results of the last actions) and wait for the next actions. The
@@ -21,10 +23,21 @@ and the server share this machine's cores, so steps/s is bounded by both; the
 server's CPU per step says what the daemon alone could do ("capacity": cores /
 CPU per step).
 
-Also measured (informational): the same step through a ModelPolicy whose engine
-answers at once (--model-dialect, default holotron): the dialect's own work per
-step (model images for the whole history window, prompt, parsing), which a real
-model's step pays on top of the engine.
+Model-shaped sessions (issue 14; tests/bench/model_load.py): at 1, 10, 100 and
+1000 sessions (--model-sessions), each session streams 1920x1080 screens as the
+real client does: a full frame, then delta frames whose patches are what changed
+(coloured anti-aliased code being typed, a pop-up menu, the session's own stamp:
+thousands of colours, distinct in every session), in two phases: changed steps
+only, then unchanged ones (deltas with no patch). Against a fresh daemon with a
+ModelPolicy (the --model-dialect, default holotron, and a scripted engine that
+answers one click at once: the dialect's model images, prompt and parsing, a real
+model's step without the model), and, as the baseline, a fresh daemon with the
+instant policy fed the same frames (plumbing only: gRPC, sessions, delta rebuild).
+Figures per level: daemon CPU per changed and per unchanged step, steps/s, p50
+(and p99) step latency, peak RSS, errors (a daemon that dies, e.g. to the OOM
+killer, is reported, never waited on). Targets (issue 14): CPU per step at 1080p
+<= 5 ms unchanged and <= 15 ms changed, flat from the fewest to the most sessions
+(within 1.5x); 1000 sessions with no error.
 """
 
 from __future__ import annotations
@@ -41,12 +54,22 @@ from tests.bench.common import (
     kib,
     latency_summary,
     machine_info,
+    mib,
     parser,
     reproduce_command,
     series,
 )
 from tests.bench.daemon_proc import server_process
 from tests.bench.load import FrameSource, LoadResult, run_latency, run_load
+from tests.bench.model_load import (
+    BASELINE,
+    LABELS,
+    MODEL,
+    LevelResult,
+    ScreenKit,
+    died_note,
+    model_shaped_levels,
+)
 
 NAME = "bench_daemon_overhead"
 MODULE = f"tests.bench.{NAME}"
@@ -68,9 +91,24 @@ def build_parser() -> Any:
         "--channels", type=int, default=1000, help="connections at most (sessions share them)"
     )
     result.add_argument(
-        "--model-dialect", default="holotron", help="dialect of the ModelPolicy run"
+        "--skip-plumbing", action="store_true", help="only the model-shaped sessions"
     )
-    result.add_argument("--model-steps", type=int, default=20, help="steps of the ModelPolicy run")
+    result.add_argument(
+        "--model-sessions",
+        type=int,
+        nargs="*",
+        default=[1, 10, 100, 1000],
+        help="levels of model-shaped sessions (none: skip them; default 1 10 100 1000)",
+    )
+    result.add_argument(
+        "--model-dialect", default="holotron", help="dialect of the model-shaped ModelPolicy"
+    )
+    result.add_argument(
+        "--changed-s", type=float, default=10.0, help="seconds of changed steps per level"
+    )
+    result.add_argument(
+        "--unchanged-s", type=float, default=5.0, help="seconds of unchanged steps per level"
+    )
     result.add_argument(
         "--server-cpus",
         type=int,
@@ -82,11 +120,35 @@ def build_parser() -> Any:
 
 
 async def measure(args: Any, report: Report) -> dict[str, Any]:
+    results: dict[str, Any] = {"latency": {}, "load": {}}
+    if not args.skip_plumbing:
+        await measure_plumbing(args, report, results)
+    if args.model_sessions:
+        kit = ScreenKit.make()
+        report.data["model_screens"] = kit.describe()
+        print(
+            f"   model-shaped: 1920x1080 PNG screens of {kib(kit.base_bytes_mean):.0f} KiB "
+            f"({min(report.data['model_screens']['base_colours']):,}+ colours), patches of "
+            f"{kib(kit.patch_bytes_mean):.1f} KiB on average + a stamp per session",
+            flush=True,
+        )
+        results["model_levels"] = await model_shaped_levels(
+            kit,
+            args.model_sessions,
+            dialect=args.model_dialect,
+            changed_s=args.changed_s,
+            unchanged_s=args.unchanged_s,
+            channels=args.channels,
+            cpus=args.server_cpus,
+        )
+    return results
+
+
+async def measure_plumbing(args: Any, report: Report, results: dict[str, Any]) -> None:
     frames = desktop_frames(1920, 1080, 3, "PNG")
     source = FrameSource(tuple(frames), 1920, 1080, "PNG")
     report.data["frame_bytes_mean"] = source.mean_bytes
     print(f"   frames: 1920x1080 PNG, {kib(source.mean_bytes):.0f} KiB on average", flush=True)
-    results: dict[str, Any] = {"latency": {}, "load": {}}
     warmup_steps = max(3, args.steps // 10)
     with (
         server_process("echo", cpus=args.server_cpus) as echo,
@@ -115,20 +177,17 @@ async def measure(args: Any, report: Report) -> dict[str, Any]:
                     f"  errors {load.error_count}",
                     flush=True,
                 )
-        labels = (echo.label, daemon.label)
-    if args.model_steps > 0:
-        with server_process(
-            "holodesk", policy="model", dialect=args.model_dialect, cpus=args.server_cpus
-        ) as model:
-            results["model"] = await run_latency(
-                model.address, source, steps=args.model_steps, warmup=1
-            )
-            results["model_label"] = f"holodesk (ModelPolicy, {args.model_dialect} dialect)"
-    results["labels"] = labels
-    return results
+        results["labels"] = (echo.label, daemon.label)
 
 
 def add_figures(args: Any, report: Report, results: dict[str, Any]) -> None:
+    if "labels" in results:
+        add_plumbing_figures(report, results)
+    if "model_levels" in results:
+        add_model_figures(report, results["model_levels"])
+
+
+def add_plumbing_figures(report: Report, results: dict[str, Any]) -> None:
     echo_label, daemon_label = results["labels"]
     echo = latency_summary(results["latency"][echo_label])
     daemon = latency_summary(results["latency"][daemon_label])
@@ -205,17 +264,123 @@ def add_figures(args: Any, report: Report, results: dict[str, Any]) -> None:
                 note="; ".join(f"{n}x {e}" for e, n in real.errors.most_common(3)),
             )
         )
-    if "model" in results:
-        model = latency_summary(results["model"])
-        report.data["latency_1_session"]["model_policy"] = model
+
+
+# Targets of issue 14, per step of a 1080p model-shaped session.
+CHANGED_TARGET_MS = 15.0
+UNCHANGED_TARGET_MS = 5.0
+FLAT_TARGET = 1.5
+
+
+def add_model_figures(report: Report, levels: dict[int, dict[str, LevelResult]]) -> None:
+    """Per level: CPU per step, steps/s, latency, RSS and errors of the ModelPolicy
+    daemon, each against the instant-policy daemon fed the same frames."""
+    baseline_name = LABELS[BASELINE]
+    report.data["model_levels"] = {
+        str(n): {k: level.to_json() for k, level in by.items()} for n, by in levels.items()
+    }
+    targets = {"changed": CHANGED_TARGET_MS, "unchanged": UNCHANGED_TARGET_MS}
+    for n, by_policy in levels.items():
+        model, plain = by_policy[MODEL], by_policy[BASELINE]
+        prefix = f"model-shaped {n} sessions"
+        for kind, target in targets.items():
+            mine, theirs = model.phases.get(kind), plain.phases.get(kind)
+            if mine is None or theirs is None or not mine.steps or not theirs.steps:
+                continue
+            report.add(
+                Figure(
+                    f"{prefix}: daemon CPU per {kind} step",
+                    mine.cpu_ms_per_step,
+                    "ms",
+                    theirs.cpu_ms_per_step,
+                    baseline_name,
+                    target=f"<= {target:g} ms",
+                    met=mine.cpu_ms_per_step <= target,
+                    note=f"{mine.steps} steps; the model's own share "
+                    f"{mine.cpu_ms_per_step - theirs.cpu_ms_per_step:.1f} ms",
+                )
+            )
+            report.add(
+                Figure(
+                    f"{prefix}: steps/s, {kind}",
+                    mine.steps_per_s,
+                    "steps/s",
+                    theirs.steps_per_s,
+                    baseline_name,
+                    better="higher",
+                    note="client and daemon share the machine's cores",
+                )
+            )
+            lat, base_lat = latency_summary(mine.latencies), latency_summary(theirs.latencies)
+            report.add(
+                Figure(
+                    f"{prefix}: step latency p50, {kind}",
+                    lat["p50_ms"],
+                    "ms",
+                    base_lat["p50_ms"],
+                    baseline_name,
+                    note=f"p99 {lat['p99_ms']:.1f} ms (baseline {base_lat['p99_ms']:.1f} ms)",
+                )
+            )
+        if model.rss_peak and plain.rss_peak:
+            after = {k: p.rss_after for k, p in model.phases.items() if p.rss_after}
+            report.add(
+                Figure(
+                    f"{prefix}: daemon peak RSS",
+                    mib(model.rss_peak),
+                    "MiB",
+                    mib(plain.rss_peak),
+                    baseline_name,
+                    note="after " + ", ".join(f"{k} {mib(v):.0f}" for k, v in after.items()),
+                )
+            )
+        many = n >= 1000
+        healthy = model.error_count == 0 and not model.died and model.opened == n
         report.add(
             Figure(
-                "step latency p50, 1 session, ModelPolicy (0-latency engine)",
-                model["p50_ms"],
+                f"{prefix}: errors",
+                float(model.error_count),
+                "errors",
+                float(plain.error_count),
+                baseline_name,
+                target="no error, no OOM" if many else "",
+                met=healthy if many else None,
+                note="; ".join(
+                    part
+                    for part in (
+                        died_note(model),
+                        *(f"{c}x {e}" for e, c in model.errors.most_common(3)),
+                    )
+                    if part
+                ),
+            )
+        )
+    add_flatness_figures(report, levels)
+
+
+def add_flatness_figures(report: Report, levels: dict[int, dict[str, LevelResult]]) -> None:
+    """CPU per step at the most sessions against the fewest: flat means <= 1.5x."""
+    counts = sorted(levels)
+    if len(counts) < 2:
+        return
+    low, high = counts[0], counts[-1]
+    for kind in ("changed", "unchanged"):
+        few = levels[low][MODEL].phases.get(kind)
+        many = levels[high][MODEL].phases.get(kind)
+        if few is None or many is None or not few.steps:
+            continue
+        if not many.steps:
+            continue
+        ratio = many.cpu_ms_per_step / few.cpu_ms_per_step if few.cpu_ms_per_step else None
+        report.add(
+            Figure(
+                f"model-shaped: CPU per {kind} step, {high} vs {low} sessions",
+                many.cpu_ms_per_step,
                 "ms",
-                daemon["p50_ms"],
-                "holodesk, instant policy",
-                note=f"the {args.model_dialect} dialect's own work per step",
+                few.cpu_ms_per_step,
+                f"the same at {low} session{'s' if low > 1 else ''}",
+                target=f"<= {FLAT_TARGET:g}x (flat)",
+                met=None if ratio is None else ratio <= FLAT_TARGET,
             )
         )
 
@@ -244,8 +409,21 @@ def plot(report: Report, results: dict[str, Any]) -> Any:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    rows = [key for key in ("labels", "model_levels") if key in results]
+    figure, axes = plt.subplots(len(rows), 3, figsize=(16, 4.8 * len(rows)), squeeze=False)
+    for row, key in zip(axes, rows, strict=True):
+        if key == "labels":
+            plot_plumbing(row, results)
+        else:
+            plot_model(row, results["model_levels"])
+    figure.suptitle(f"daemon overhead (1920x1080 frames) — {report.command}", fontsize=9)
+    figure.tight_layout()
+    return figure
+
+
+def plot_plumbing(axes: Any, results: dict[str, Any]) -> None:
+    left, middle, right = axes
     echo_label, daemon_label = results["labels"]
-    figure, (left, middle, right) = plt.subplots(1, 3, figsize=(16, 4.8))
     for label, color in ((echo_label, "tab:gray"), (daemon_label, "tab:blue")):
         values = sorted(1000 * s for s in results["latency"][label])
         fractions = [(i + 1) / len(values) for i in range(len(values))]
@@ -255,7 +433,7 @@ def plot(report: Report, results: dict[str, Any]) -> Any:
     left.set_ylabel("fraction of steps")
     left.set_xscale("log")
     left.legend(fontsize=8)
-    left.set_title("1 session: latency CDF")
+    left.set_title("plumbing, 1 session: latency CDF")
 
     levels = list(results["load"])
     positions = range(len(levels))
@@ -278,16 +456,54 @@ def plot(report: Report, results: dict[str, Any]) -> Any:
     middle.set_xticks(list(positions), [f"{n} sessions" for n in levels])
     middle.set_ylabel("aggregate steps/s")
     middle.legend(fontsize=8)
-    middle.set_title("throughput (client on the same cores)")
+    middle.set_title("plumbing: throughput (client on the same cores)")
     right.set_xticks(list(positions), [f"{n} sessions" for n in levels])
     right.set_ylabel("server CPU per step (ms)")
     right.legend(fontsize=8)
-    right.set_title("server CPU per step")
-    figure.suptitle(
-        f"daemon overhead vs bare gRPC (1920x1080 PNG frames) — {report.command}", fontsize=9
-    )
-    figure.tight_layout()
-    return figure
+    right.set_title("plumbing: server CPU per step")
+
+
+def plot_model(axes: Any, levels: dict[int, dict[str, LevelResult]]) -> None:
+    cpu_axis, rate_axis, latency_axis = axes
+    counts = sorted(levels)
+    styles = {"changed": "o-", "unchanged": "s--"}
+    colors = {MODEL: "tab:blue", BASELINE: "tab:gray"}
+    for policy in (BASELINE, MODEL):
+        for kind, style in styles.items():
+            points = [
+                (n, phase)
+                for n in counts
+                if (phase := levels[n][policy].phases.get(kind)) is not None and phase.steps
+            ]
+            if not points:
+                continue
+            xs = [n for n, _ in points]
+            label = f"{LABELS[policy]}, {kind}"
+            color = colors[policy]
+            cpu_axis.plot(xs, [p.cpu_ms_per_step for _, p in points], style, color=color,
+                          label=label)  # fmt: skip
+            rate_axis.plot(xs, [p.steps_per_s for _, p in points], style, color=color,
+                           label=label)  # fmt: skip
+            latency_axis.plot(
+                xs, [latency_summary(p.latencies)["p50_ms"] for _, p in points], style,
+                color=color, label=label,
+            )  # fmt: skip
+    cpu_axis.axhline(CHANGED_TARGET_MS, color="tab:red", linestyle="--", linewidth=1,
+                     label="target, changed: 15 ms")  # fmt: skip
+    cpu_axis.axhline(UNCHANGED_TARGET_MS, color="tab:red", linestyle=":", linewidth=1,
+                     label="target, unchanged: 5 ms")  # fmt: skip
+    for axis, title, unit in (
+        (cpu_axis, "model-shaped: daemon CPU per step", "ms"),
+        (rate_axis, "model-shaped: steps/s", "steps/s"),
+        (latency_axis, "model-shaped: step latency p50", "ms"),
+    ):
+        axis.set_xscale("log")
+        axis.set_xticks(counts, [str(n) for n in counts])
+        axis.set_yscale("log")
+        axis.set_xlabel("concurrent sessions (1920x1080 delta frames)")
+        axis.set_ylabel(unit)
+        axis.set_title(title)
+        axis.legend(fontsize=7)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -295,7 +511,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(arguments)
     if args.quick:
         args.steps, args.sessions, args.seconds, args.warmup_s = 20, [4, 16], 1.0, 0.3
-        args.model_steps = 1
+        args.model_sessions, args.changed_s, args.unchanged_s = [1, 4], 1.5, 1.0
     report = Report(NAME, "daemon overhead", reproduce_command(MODULE, arguments), args.quick)
     report.header()
     results = asyncio.run(measure(args, report))
@@ -303,10 +519,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     report.data["latency_series_ms"] = {
         label: series(1000 * s for s in values) for label, values in results["latency"].items()
     }
-    if "model" in results:
-        report.data["latency_series_ms"][results["model_label"]] = series(
-            1000 * s for s in results["model"]
-        )
     report.finish(plot(report, results), args.out)
     return 0
 

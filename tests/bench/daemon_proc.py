@@ -11,8 +11,9 @@ standard input closes (so it never outlives the benchmark that started it).
 - ``holodesk``: the real daemon (`serve()`: interceptors, auth, sessions, frame
   validation, conversion) on 127.0.0.1:0 with a policy that costs nothing:
   ``instant`` answers one click at once (the daemon's own overhead); ``model`` is a
-  ModelPolicy with a ScriptedEngine (the dialect's work on top: model images,
-  prompt, parsing), i.e. a model that answers in zero time.
+  ModelPolicy with a ScriptedEngine that stands in for an in-process engine (the
+  dialect's work on top: model images, prompt, parsing), i.e. a model that answers
+  in zero time; it clicks at ``--click X,Y`` (0-1000, in turn; default the middle).
 - ``echo``: the baseline. The same AgentService contract and server options, a
   bidi stream answering every message with a canned message of the same size as
   the daemon's (started / one click), and no holodesk logic at all.
@@ -93,19 +94,40 @@ class InstantPolicy:
         return None
 
 
-CLICK_OUTPUT = json.dumps(
-    {"note": "", "thought": "click", "action": {"action": "click", "x": 500, "y": 500}}
-)
+def click_output(x: float = 500, y: float = 500) -> str:
+    """A Holo-format click at (x, y), in the dialect's 0-1000 coordinates."""
+    return json.dumps(
+        {"note": "", "thought": "click", "action": {"action": "click", "x": x, "y": y}}
+    )
 
 
-def make_policy(kind: str, history_frames: int, dialect: str) -> Policy:
+CLICK_OUTPUT = click_output()
+
+
+def scripted_engine(outputs: Sequence[str]) -> ScriptedEngine:
+    """A zero-latency engine answering `outputs` in turn, for as long as a benchmark runs.
+
+    It stands in for an in-process engine (vLLM, transformers: `processes_images`),
+    whose processor resizes the images, so the daemon does not: the daemon's work
+    per step is what it would be with a real model, minus the model."""
+    script = [outputs[i % len(outputs)] for i in range(100_000)]
+    return ScriptedEngine(script, processes_images=True)
+
+
+def make_policy(
+    kind: str, history_frames: int, dialect: str, clicks: Sequence[tuple[float, float]] = ()
+) -> Policy:
     if kind == "instant":
         return InstantPolicy(history_frames)
     if kind == "model":
-        # The script never runs out within a benchmark (the tuple repeats one string).
-        engine = ScriptedEngine([CLICK_OUTPUT] * 100_000)
-        return ModelPolicy(get_dialect(dialect), engine, name="model")
+        outputs = [click_output(x, y) for x, y in clicks] or [CLICK_OUTPUT]
+        return ModelPolicy(get_dialect(dialect), scripted_engine(outputs), name="model")
     raise ValueError(f"unknown policy {kind!r}: instant or model")
+
+
+def parse_click(text: str) -> tuple[float, float]:
+    x, _, y = text.partition(",")
+    return float(x), float(y)
 
 
 # --- the baseline: a bare echo over the same contract --------------------------------------
@@ -197,7 +219,7 @@ async def _serve(args: argparse.Namespace) -> None:
         await stop.wait()
         await server.stop(1.0)
         return
-    policy = make_policy(args.policy, args.history_frames, args.dialect)
+    policy = make_policy(args.policy, args.history_frames, args.dialect, args.click)
     async with serve(config, policies=[policy]) as running:
         await running.policies_started
         print(f"{READY_PREFIX}{running.address}", flush=True)
@@ -220,6 +242,14 @@ def build_parser() -> argparse.ArgumentParser:
     result.add_argument("--dialect", default="holotron", help="dialect of --policy model")
     result.add_argument("--history-frames", type=int, default=3)
     result.add_argument("--max-sessions", type=int, default=4096)
+    result.add_argument(
+        "--click",
+        type=parse_click,
+        action="append",
+        default=[],
+        metavar="X,Y",
+        help="where --policy model clicks, 0-1000 (repeatable: in turn; default 500,500)",
+    )
     return result
 
 
@@ -252,11 +282,14 @@ def server_process(
     history_frames: int = 3,
     max_sessions: int = 4096,
     cpus: Sequence[int] | None = None,
+    clicks: Sequence[tuple[float, float]] = (),
 ) -> Iterator[ServerProcess]:
     """Start a server process, wait until it listens, stop it on exit.
 
     `cpus`: pin the server to these CPUs (taskset), so the client's own work does
-    not hide the server's cost, or vice versa."""
+    not hide the server's cost, or vice versa. `clicks`: where the model policy
+    clicks, in turn (0-1000). A process that dies meanwhile (the OOM killer) is
+    reaped here too; `ServerProcess.process.poll()` tells."""
     command = [
         sys.executable,
         "-m",
@@ -271,6 +304,7 @@ def server_process(
         str(history_frames),
         "--max-sessions",
         str(max_sessions),
+        *(f"--click={x:g},{y:g}" for x, y in clicks),
     ]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     process = subprocess.Popen(

@@ -3,7 +3,8 @@
 These check that each script runs end to end and writes what it promises (the
 JSON with a figure per measurement, each with its same-run baseline, and the PNG
 plot), never how fast anything was: targets are read from the output, not asserted.
-The engine-path benchmark starts vLLM, so it carries the `vllm` marker.
+The engine-path benchmark starts vLLM, so it carries the `vllm` marker; the
+end-to-end one needs an X server (Xvfb) and xdotool, so it carries `x11`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import importlib
 import json
 import math
+import shutil
 import struct
 from pathlib import Path
 from typing import Any
@@ -61,7 +63,33 @@ def test_daemon_overhead_quick(tmp_path: Path) -> None:
         assert load["holodesk"]["steps"] > 0
         assert load["echo"]["steps"] > 0
         assert load["holodesk"]["errors"] == {}, load["holodesk"]["errors"]
-    assert figures(data, "ModelPolicy")[0]["value"] > 0
+    # Model-shaped sessions (1 and 4): every step of every phase answered, by both the
+    # ModelPolicy daemon and the instant-policy baseline, and CPU per step of each kind
+    # printed against that baseline.
+    model_levels = data["data"]["model_levels"]
+    assert set(model_levels) == {"1", "4"}
+    for level, by_policy in model_levels.items():
+        for policy in ("model", "instant"):
+            run = by_policy[policy]
+            assert run["opened"] == int(level), run
+            assert run["errors"] == {}, run["errors"]
+            assert run["server_exit"] is None
+            assert run["rss_peak"] > 10 * 2**20
+            for kind in ("changed", "unchanged"):
+                phase = run["phases"][kind]
+                assert phase["steps"] >= 2 * int(level), phase
+                assert phase["server_cpu_s"] > 0
+    for kind in ("changed", "unchanged"):
+        (cpu,) = figures(data, f"model-shaped 4 sessions: daemon CPU per {kind} step")
+        assert cpu["baseline_name"] == "holodesk, instant policy (plumbing only)"
+        assert cpu["target"] == ("<= 15 ms" if kind == "changed" else "<= 5 ms")
+        assert cpu["met"] is not None
+        (flat,) = figures(data, f"model-shaped: CPU per {kind} step, 4 vs 1 sessions")
+        assert flat["ratio"] == pytest.approx(flat["value"] / flat["baseline"])
+    # The screens are realistic: thousands of colours, a few hundred KiB as PNG.
+    screens = data["data"]["model_screens"]
+    assert min(screens["base_colours"]) > 256
+    assert screens["base_bytes_mean"] > 100 * 1024
 
 
 @pytest.mark.timeout(300)
@@ -77,6 +105,17 @@ def test_daemon_memory_quick(tmp_path: Path) -> None:
         per_full = figures(data, f"{fmt} 12 sessions: RSS per full-window session")[0]
         # Its baseline is the raw size of the 3 frames a session holds.
         assert per_full["baseline"] == pytest.approx(3 * levels[-1]["frame_bytes"] / 1024)
+    model_levels = data["data"]["model_levels"]
+    assert set(model_levels) == {"1", "4"}
+    for by_policy in model_levels.values():
+        for run in by_policy.values():
+            assert run["errors"] == {}
+            assert run["server_exit"] is None
+            # Every window filled: set-up (2 frames) + at least 3 changed steps.
+            assert run["phases"]["changed"]["steps"] >= 3 * run["sessions"]
+    (peak,) = figures(data, "model-shaped 4 sessions: daemon peak RSS")
+    assert peak["baseline_name"] == "holodesk, instant policy (plumbing only)"
+    assert peak["value"] > 10
 
 
 @pytest.mark.timeout(300)
@@ -113,14 +152,42 @@ def test_engine_path_quick(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
     data = run_quick("bench_engine_path", tmp_path)
     levels = data["data"]["levels"]
-    assert [lv["concurrency"] for lv in levels] == [1, 2]
+    # The tile-grid size and 1080p, each at 1 and 2 sessions.
+    assert [(lv["screen"], lv["concurrency"]) for lv in levels] == [
+        ("512x512", 1),
+        ("512x512", 2),
+        ("1920x1080", 1),
+        ("1920x1080", 2),
+    ]
     for level in levels:
         # The direct baseline replays exactly the daemon's requests.
         assert level["daemon"]["steps"] == level["direct"]["steps"] == 2 * level["concurrency"]
         assert level["daemon"]["prompt_tokens"] == level["direct"]["prompt_tokens"]
         assert level["daemon"]["prompt_tokens"] > 0
-    (kept,) = figures(data, "steps/s through the daemon, 1 sessions")
-    assert kept["target"] == ">= 90% kept"
+    # A 1080p screen is sent as it is, and seen as a 2048x1024 model image.
+    assert data["data"]["frames"]["1920x1080"]["size"] == [1920, 1080]
+    assert data["data"]["frames"]["1920x1080"]["model_image"] == [2048, 1024]
+    for screen in ("512x512", "1920x1080"):
+        (kept,) = figures(data, f"steps/s through the daemon, {screen}, 1 sessions")
+        assert kept["target"] == ">= 90% kept"
+
+
+@pytest.mark.x11
+@pytest.mark.skipif(shutil.which("Xvfb") is None, reason="needs Xvfb")
+@pytest.mark.skipif(shutil.which("xdotool") is None, reason="needs xdotool (the minimal loop)")
+@pytest.mark.timeout(300)
+def test_end_to_end_quick(tmp_path: Path) -> None:
+    data = run_quick("bench_end_to_end", tmp_path)
+    for kind in ("changed", "unchanged"):
+        (step,) = figures(data, f"end-to-end 1080p step, {kind} screen")
+        assert step["baseline_name"].startswith("minimal loop")
+        assert step["target"] == "<= 0.5x the minimal loop"
+        assert step["value"] > 0
+        assert step["baseline"] > 0
+        loops = data["data"]["loops"][kind]
+        # Quick: 10 timed steps of each loop.
+        assert len(loops["holodesk"]["steps_ms"]) == len(loops["minimal"]["steps_ms"]) == 10
+        assert set(loops["minimal"]["parts_ms"]) == {"grab", "png", "grpc echo", "xdotool click"}
 
 
 def test_figure_ratio_and_percentiles() -> None:
