@@ -74,8 +74,9 @@ def test_an_in_process_engine_gets_the_frame_as_it_is_and_resizes_it_itself() ->
 def test_without_pixels_an_image_is_decoded_only_when_an_engine_asks(
     decodes: list[int],
 ) -> None:
-    """A lazy part holds no pixels, only the frame's bytes (the cache counts them), and
-    decodes the frame each time it is asked, never before."""
+    """A model image holds no pixels, only the frame's bytes (the cache counts them),
+    and decodes the frame each time it is asked, never before, unless the daemon
+    still has the screen decoded."""
     frame = _frame(_screen(1920, 1080))
     part = get_dialect("holotron").model_image(frame, engine_resizes=True)
     assert part.image is None
@@ -84,13 +85,12 @@ def test_without_pixels_an_image_is_decoded_only_when_an_engine_asks(
     first, second = part.pixels(), part.pixels()
     assert len(decodes) == 2
     assert np.array_equal(np.asarray(first), np.asarray(second))
-    given = get_dialect("holotron").model_image(
-        frame, engine_resizes=True, pixels=_screen(1920, 1080)
-    )
-    assert given.image is not None
-    assert given.nbytes == 1920 * 1080 * 3
-    assert given.source == b""  # made from pixels: nothing pinned
-    assert len(decodes) == 2
+    screens = DecodedScreens()
+    screens.keep(frame.content_key, _screen(1920, 1080))
+    known = get_dialect("holotron").model_image(frame, engine_resizes=True, decoded=screens.peek)
+    assert known.image is None  # still lazy: no model image holds pixels of its own
+    assert known.pixels().size == (1920, 1080)
+    assert len(decodes) == 2  # the daemon had the screen decoded: not decoded again
 
 
 @pytest.mark.parametrize("name", ["holo1.5", "uitars"])
@@ -122,8 +122,9 @@ def decodes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 async def test_a_rebuilt_delta_is_decoded_once_and_an_unchanged_screen_not_at_all(
     decodes: list[int],
 ) -> None:
-    """The delta rebuild's pixels are the model's input: no second decode of the
-    frame it just encoded, and they are exactly the rebuilt frame's pixels."""
+    """The delta rebuild's pixels are the model's input (from the daemon's decoded
+    screens): no second decode of the frame it just encoded, and they are exactly
+    the rebuilt frame's pixels."""
     outputs = [WAIT] * 4
     engine = ScriptedEngine(outputs, processes_images=True)
     policy = ModelPolicy(get_dialect("holotron"), engine, name="holotron")

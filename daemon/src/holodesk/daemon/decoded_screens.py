@@ -5,8 +5,10 @@ this, every changed step decoded that base again (15-40 ms at 1080p) although th
 daemon had its pixels a moment before. The cache is shared by all sessions and
 bounded in bytes (a 1080p screen is 2 MiB indexed, 6 MiB RGB): with a few dozen
 active sessions the base is nearly always here; with many more, the least recently
-rebuilt screens go and a delta on one decodes it, as before. Never a session's own
-memory: between steps a session holds only encoded frames.
+rebuilt screens go and a delta on one decodes it, as before. Policies read their
+model images from here too (StepContext.decoded), so a screen's decoded pixels live
+in this one bounded place, however many steps are in flight: never a session's own
+memory, and never a model image's (those load lazily).
 """
 
 from __future__ import annotations
@@ -34,6 +36,14 @@ class DecodedScreens:
     @property
     def bytes(self) -> int:
         return self._bytes
+
+    def peek(self, content_key: str) -> Image.Image | None:
+        """The kept image itself, to read (a model image made from it): never paint it."""
+        with self._lock:
+            image = self._images.get(content_key)
+            if image is not None:
+                self._images.move_to_end(content_key)
+            return image
 
     def copy_of(self, content_key: str) -> Image.Image | None:
         """A copy to paint on (the kept image may be a policy's model image too)."""

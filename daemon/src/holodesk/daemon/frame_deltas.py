@@ -77,35 +77,25 @@ class FrameDelta:
 
 
 async def resolve(
-    delta: FrameDelta, held: Iterable[EncodedFrame], limits: FrameLimits, where: str
-) -> EncodedFrame:
-    """The full frame a delta stands for; InvalidArgument (naming the field) if malformed.
-
-    `held`: the frames the session still holds (its history window); the base must
-    be one of them. Decoding and encoding run in a worker thread.
-    """
-    frame, _ = await resolve_with_pixels(delta, held, limits, where)
-    return frame
-
-
-async def resolve_with_pixels(
     delta: FrameDelta,
     held: Iterable[EncodedFrame],
     limits: FrameLimits,
     where: str,
     decoded: DecodedScreens | None = None,
-) -> tuple[EncodedFrame, Image.Image | None]:
-    """`resolve`, and the rebuilt frame's decoded pixels (None for an unchanged
-    screen, which decodes nothing): the step's model image is made from them
-    instead of decoding the frame a second time. `decoded`: screens rebuilt lately,
-    so a base rebuilt by the previous step is painted on, not decoded again."""
+) -> EncodedFrame:
+    """The full frame a delta stands for; InvalidArgument (naming the field) if malformed.
+
+    `held`: the frames the session still holds (its history window); the base must
+    be one of them. Decoding and encoding run in a worker thread. `decoded`: screens
+    rebuilt lately: a base rebuilt by the previous step is painted on, not decoded
+    again, and the rebuilt screen is kept there for the policy and the next delta.
+    """
     base = find_base(delta, held, where)
     validate_delta(delta, base, limits, where)
-    pixels: Image.Image | None = None
     if not delta.patches:
         frame = base.renamed(delta.frame_id)
     else:
-        frame, pixels = await asyncio.to_thread(_rebuild, delta, base, where, decoded)
+        frame = await asyncio.to_thread(rebuild, delta, base, where, decoded)
     log.debug(
         "frame %s: delta on %s, %d patch(es), %d bytes sent, %d bytes rebuilt",
         delta.frame_id,
@@ -114,7 +104,7 @@ async def resolve_with_pixels(
         delta.wire_bytes,
         len(frame.data),
     )
-    return frame, pixels
+    return frame
 
 
 def find_base(delta: FrameDelta, held: Iterable[EncodedFrame], where: str) -> EncodedFrame:
@@ -201,19 +191,15 @@ def _check_patch(patch: FramePatch, size: Size, where: str) -> None:
         )
 
 
-def rebuild(delta: FrameDelta, base: EncodedFrame, where: str) -> EncodedFrame:
+def rebuild(
+    delta: FrameDelta, base: EncodedFrame, where: str, decoded: DecodedScreens | None = None
+) -> EncodedFrame:
     """Paint the (validated) patches over the decoded base; encode the result losslessly.
 
     A base stored as indexed PNG stays indexed while the patches' colours fit its
     palette: only the patches are mapped, and the frame is encoded as it is
     (at 1280x800, ~3x less work than re-indexing the whole frame every step).
     """
-    return _rebuild(delta, base, where)[0]
-
-
-def _rebuild(
-    delta: FrameDelta, base: EncodedFrame, where: str, decoded: DecodedScreens | None = None
-) -> tuple[EncodedFrame, Image.Image]:
     canvas = decoded.copy_of(base.content_key) if decoded is not None else None
     if canvas is None:
         canvas = _decode(base.data, f"{where}.base_frame_id", f"base frame {base.frame_id!r}")
@@ -236,7 +222,7 @@ def _rebuild(
     )
     if decoded is not None:
         decoded.keep(frame.content_key, canvas)
-    return frame, canvas
+    return frame
 
 
 def encode_lossless(image: Image.Image) -> tuple[ImageEncoding, bytes]:

@@ -35,8 +35,6 @@ from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from PIL import Image
-
 from holodesk.daemon import convert, frame_deltas, logs
 from holodesk.daemon.auth import ANONYMOUS, Principal
 from holodesk.daemon.decoded_screens import DecodedScreens
@@ -259,19 +257,14 @@ class SessionRunner:
                 if session.ending is not None:
                     yield self._end(session, session.ending)
                     return
-                pixels = await self._take_frame(session, observation)
+                await self._take_frame(session, observation)
                 if session.step >= session.max_steps:
                     reason = f"reached the limit of {session.max_steps} steps"
                     yield self._end(session, Ending(SessionOutcome.STEP_LIMIT, reason=reason))
                     return
-                if session.paused:
-                    # Decoded pixels are for a step about to be decided, not to be
-                    # held by paused sessions: the policy decodes them if it needs them.
-                    pixels = None
                 await self._gate(session)
                 deciding = time.perf_counter()
-                decision = await self._decide(session, policy, pixels)
-                del pixels
+                decision = await self._decide(session, policy)
                 policy_seconds = time.perf_counter() - deciding
                 actions, ending = session.record_decision(decision)
                 message = convert.actions_to_pb(
@@ -294,10 +287,7 @@ class SessionRunner:
             else:
                 yield self._end(session, interrupted.ending)
 
-    async def _take_frame(
-        self, session: Session, observation: agent_pb2.Observation
-    ) -> Image.Image | None:
-        """Accept the observation's frame; its pixels when rebuilding it decoded them."""
+    async def _take_frame(self, session: Session, observation: agent_pb2.Observation) -> None:
         if not observation.HasField("frame"):
             raise InvalidArgument("observation.frame", "required (the screen after the actions)")
         sent = observation.frame
@@ -310,7 +300,7 @@ class SessionRunner:
                 )
             delta = convert.frame_delta_from_pb(sent, "observation.frame")
             # Rebuilt into a full frame: nothing downstream knows about deltas.
-            frame, pixels = await frame_deltas.resolve_with_pixels(
+            frame = await frame_deltas.resolve(
                 delta,
                 session.frames,
                 self._settings.frame_limits,
@@ -319,16 +309,17 @@ class SessionRunner:
             )
             wire_bytes = delta.wire_bytes
         else:
-            frame, pixels = convert.frame_from_pb(sent, "observation.frame"), None
+            frame = convert.frame_from_pb(sent, "observation.frame")
+            # A rebuilt frame needs no such check: its delta was checked against its
+            # base, and the daemon made its bytes (reading them back cost ~6% of a step).
+            validate_frame(frame, self._settings.frame_limits, "observation.frame")
             wire_bytes = len(frame.data)
-        validate_frame(frame, self._settings.frame_limits, "observation.frame")
         self._settings.metrics.frame_received("RunSession", wire_bytes)
         session.accept_frame(frame, "observation.frame")
         if self._settings.recorder is not None:
             # The window's newest frame: the full image the policy will see.
             self._settings.recorder.frame(session, session.frames[-1])
         session.user_reply = observation.user_reply
-        return pixels
 
     def _record_actions(
         self,
@@ -377,14 +368,12 @@ class SessionRunner:
         finally:
             session.held.clear()
 
-    async def _decide(
-        self, session: Session, policy: Policy, pixels: Image.Image | None = None
-    ) -> Decision:
+    async def _decide(self, session: Session, policy: Policy) -> Decision:
         session.set_thinking(True)
         # Bound before the task starts, so the policy's own records carry the step too.
         logs.bind(step=session.step + 1, action_ids=())
         started = time.perf_counter()
-        task = asyncio.create_task(policy.decide(session.context(pixels)))
+        task = asyncio.create_task(policy.decide(session.context(self._settings.decoded_screens)))
         try:
             # A shutdown lets the running step finish: its actions still go out.
             decision = await self._race(

@@ -27,8 +27,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from PIL import Image
-
 from holodesk.daemon.actions import (
     Action,
     ActionResult,
@@ -39,6 +37,7 @@ from holodesk.daemon.actions import (
 )
 from holodesk.daemon.actions import Done as DoneKind
 from holodesk.daemon.actions import Fail as FailKind
+from holodesk.daemon.decoded_screens import DecodedScreens
 from holodesk.daemon.errors import (
     RETRY_WHEN_FULL_S,
     FailedPrecondition,
@@ -339,7 +338,7 @@ class Session:
         self._memory.change(held - self._held_bytes, f"frame of session {self.session_id}")
         self._held_bytes = held
 
-    def context(self, screen_pixels: Image.Image | None = None) -> StepContext:
+    def context(self, decoded: DecodedScreens | None = None) -> StepContext:
         return StepContext(
             session_id=self.session_id,
             task=self.task,
@@ -348,7 +347,7 @@ class Session:
             history=tuple(self.history),
             user_reply=self.user_reply,
             sampling=self.request.sampling,
-            screen_pixels=screen_pixels,
+            decoded=decoded,
         )
 
     def record_decision(self, decision: Decision) -> tuple[tuple[Action, ...], Ending | None]:

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from PIL import Image
-
 from holodesk.daemon.actions import ActionKind
 from holodesk.daemon.dialects import images, prompt
 from holodesk.daemon.dialects.base import (
@@ -76,25 +74,25 @@ class Dialect:
         frame: EncodedFrame,
         *,
         engine_resizes: bool = False,
-        pixels: Image.Image | None = None,
+        decoded: images.PixelLookup | None = None,
     ) -> ImagePart:
-        """Decode and resize (pixels; encoded only for a remote engine): run it in a thread.
+        """The model's image of the frame, made (decoded, resized) only when an engine
+        asks: call its pixels() or encoded() off the event loop.
 
         `engine_resizes`: the engine runs the model's image processor
         (`Engine.processes_images`). The resize is left to it when the model's
         coordinates are independent of the image's size and its processor's rule is
         this dialect's for the frame: the image is then resampled once, by the
-        processor, exactly as the model was trained to see it. `pixels`: the frame,
-        already decoded.
+        processor, exactly as the model was trained to see it. `decoded`: where the
+        daemon may hold the frame decoded already.
         """
-        geometry = self.geometry(frame.size)
         return images.model_image(
             frame,
-            geometry,
+            self.geometry(frame.size),
             self.spec.model_image_encoding,
             self.spec.model_image_quality,
             leave_resize=engine_resizes and self.leaves_resize(frame.size),
-            pixels=pixels,
+            decoded=decoded,
         )
 
     def leaves_resize(self, frame_size: Size) -> bool:

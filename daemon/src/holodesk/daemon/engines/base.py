@@ -84,7 +84,7 @@ class ImagePart:
         OSError/ValueError if the bytes are not an image."""
         if self.image is not None:
             return self.image
-        if self.loader is not None and not self.data:
+        if self.loader is not None:
             return self.loader()
         with Image.open(io.BytesIO(self.data)) as opened:
             return opened.convert("RGB")

@@ -10,9 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from PIL import Image
-
 from holodesk.daemon.actions import ActionKind, HistoryStep
+from holodesk.daemon.decoded_screens import DecodedScreens
 from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
 from holodesk.daemon.generation import SessionSampling, StepGeneration
 from holodesk.daemon.geometry import Box, Point, Size
@@ -32,10 +31,9 @@ class StepContext:
     user_reply: str = ""
     # Sampling asked for in SessionStart; None takes the policy's defaults.
     sampling: SessionSampling | None = None
-    # The screen now, decoded, when the daemon already decoded it (rebuilding a
-    # delta), so a policy need not decode it again. Only for this step: sessions
-    # hold frames encoded between steps.
-    screen_pixels: Image.Image | None = field(default=None, repr=False, compare=False)
+    # Screens the daemon decoded lately (rebuilding deltas), by content key: a policy
+    # reads its model images from there rather than decoding the frames again.
+    decoded: DecodedScreens | None = field(default=None, repr=False, compare=False)
 
     @property
     def frame(self) -> EncodedFrame:

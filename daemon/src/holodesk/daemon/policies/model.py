@@ -29,11 +29,10 @@ import uuid
 from dataclasses import dataclass, replace
 from typing import Any
 
-from PIL import Image
-
 from holodesk.daemon.actions import Fail
 from holodesk.daemon.dialects import Dialect, DialectParseError
 from holodesk.daemon.dialects.base import ParsedStep
+from holodesk.daemon.dialects.images import PixelLookup
 from holodesk.daemon.engines.base import (
     ChatMessage,
     Engine,
@@ -136,7 +135,7 @@ class ModelPolicy:
 
     async def decide(self, context: StepContext) -> Decision:
         geometry = self.dialect.geometry(context.frame.size)
-        images = await asyncio.to_thread(self._model_images, context)
+        images = self._model_images(context)
         messages = self.dialect.step_messages(context, images)
         sampling = StepSampling.of(self.dialect.sampling(), context.sampling)
         record = _Record(messages)
@@ -194,7 +193,7 @@ class ModelPolicy:
         self, frame: EncodedFrame, descriptions: tuple[str, ...]
     ) -> tuple[Location, ...]:
         geometry = self.dialect.geometry(frame.size)
-        image = await asyncio.to_thread(self._model_image, frame, None)
+        image = self._model_image(frame, None)
         batch = f"locate-{uuid.uuid4().hex}"
 
         async def one(index: int, description: str) -> Location:
@@ -230,27 +229,25 @@ class ModelPolicy:
         await self.engine.close()
 
     def _model_images(self, context: StepContext) -> tuple[ImagePart, ...]:
-        """The window's images: from the cache by content, else made once (the screen
-        now from the pixels the daemon decoded when it rebuilt it, if it did)."""
-        # Only the frames this step's prompt shows (the layout drops them in blocks).
+        """The images this step's prompt shows (the layout drops them in blocks): from
+        the cache by content, else made (lazily: pixels come when the engine asks,
+        from the daemon's decoded screens where it has them)."""
         shown = context.frames[-self.dialect.spec.images_shown(context.step) :]
-        newest = len(shown) - 1
+        decoded = context.decoded.peek if context.decoded is not None else None
         images = tuple(
             self.image_cache.get(
                 context.session_id,
                 frame.content_key,
-                functools.partial(
-                    self._model_image, frame, context.screen_pixels if i == newest else None
-                ),
+                functools.partial(self._model_image, frame, decoded),
             )
-            for i, frame in enumerate(shown)
+            for frame in shown
         )
         self.image_cache.retain(context.session_id, (f.content_key for f in shown))
         return images
 
-    def _model_image(self, frame: EncodedFrame, pixels: Image.Image | None) -> ImagePart:
+    def _model_image(self, frame: EncodedFrame, decoded: PixelLookup | None) -> ImagePart:
         return self.dialect.model_image(
-            frame, engine_resizes=self.engine.processes_images, pixels=pixels
+            frame, engine_resizes=self.engine.processes_images, decoded=decoded
         )
 
     @staticmethod
