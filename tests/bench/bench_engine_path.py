@@ -398,7 +398,7 @@ def engine_args(args: Any, dialect: Dialect, workdir: Path) -> dict[str, Any]:
     options = dict(item.split("=", 1) for item in args.engine_opt)
     if args.model:
         options["model"] = args.model
-        return vllm_engine_args(options, images_per_prompt=dialect.spec.history_images)
+        return vllm_engine_args(options, images_per_prompt=dialect.spec.frames_kept)
     # The tiny model on CPU (see the shared notes: vllm-on-cpu).
     from tests.engines.support import cpu_engine_args
     from tests.support.tiny_models import build_tiny_nemotron_vl
@@ -408,7 +408,7 @@ def engine_args(args: Any, dialect: Dialect, workdir: Path) -> dict[str, Any]:
         tiny.path,
         dtype="bfloat16",  # vLLM casts vision features to bf16
         max_num_seqs=max(16, max(args.concurrency)),
-        images=dialect.spec.history_images,
+        images=dialect.spec.frames_kept,
         trust_remote_code=True,
     )
     result.update({k: parse_option_value(v) for k, v in options.items()})
