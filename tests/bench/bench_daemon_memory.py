@@ -66,7 +66,7 @@ from tests.bench.model_load import (
     MODEL,
     LevelResult,
     ScreenKit,
-    died_note,
+    errors_figure,
     model_shaped_levels,
 )
 
@@ -258,7 +258,6 @@ def add_model_figures(report: Report, levels: dict[int, dict[str, LevelResult]])
         model, plain = by_policy[MODEL], by_policy[BASELINE]
         prefix = f"model-shaped {n} sessions"
         many = n >= 1000
-        healthy = model.error_count == 0 and not model.died and model.opened == n
         if model.rss_peak and plain.rss_peak:
             report.add(
                 Figure(
@@ -268,7 +267,7 @@ def add_model_figures(report: Report, levels: dict[int, dict[str, LevelResult]])
                     mib(plain.rss_peak),
                     baseline_name,
                     target="< 2048 MiB, no error, no OOM" if many else "",
-                    met=(model.rss_peak < TARGET_BYTES and healthy) if many else None,
+                    met=(model.rss_peak < TARGET_BYTES and model.healthy) if many else None,
                     note=f"{model.error_count} errors",
                 )
             )
@@ -285,25 +284,7 @@ def add_model_figures(report: Report, levels: dict[int, dict[str, LevelResult]])
                     f"(baseline {mib(plain.rss_start):.0f})",
                 )
             )
-        report.add(
-            Figure(
-                f"{prefix}: errors",
-                float(model.error_count),
-                "errors",
-                float(plain.error_count),
-                baseline_name,
-                target="no error, no OOM" if many else "",
-                met=healthy if many else None,
-                note="; ".join(
-                    part
-                    for part in (
-                        died_note(model),
-                        *(f"{c}x {e}" for e, c in model.errors.most_common(3)),
-                    )
-                    if part
-                ),
-            )
-        )
+        report.add(errors_figure(prefix, model, plain, baseline_name, many=many))
 
 
 def _full_rss(level: LevelResult) -> int:

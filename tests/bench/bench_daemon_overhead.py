@@ -67,7 +67,7 @@ from tests.bench.model_load import (
     MODEL,
     LevelResult,
     ScreenKit,
-    died_note,
+    errors_figure,
     model_shaped_levels,
 )
 
@@ -334,27 +334,7 @@ def add_model_figures(report: Report, levels: dict[int, dict[str, LevelResult]])
                     note="after " + ", ".join(f"{k} {mib(v):.0f}" for k, v in after.items()),
                 )
             )
-        many = n >= 1000
-        healthy = model.error_count == 0 and not model.died and model.opened == n
-        report.add(
-            Figure(
-                f"{prefix}: errors",
-                float(model.error_count),
-                "errors",
-                float(plain.error_count),
-                baseline_name,
-                target="no error, no OOM" if many else "",
-                met=healthy if many else None,
-                note="; ".join(
-                    part
-                    for part in (
-                        died_note(model),
-                        *(f"{c}x {e}" for e, c in model.errors.most_common(3)),
-                    )
-                    if part
-                ),
-            )
-        )
+        report.add(errors_figure(prefix, model, plain, baseline_name, many=n >= 1000))
     add_flatness_figures(report, levels)
 
 

@@ -129,14 +129,20 @@ class BenchSession:
             self._call = None
 
     async def _exchange(self, request: agent_pb2.RunSessionRequest) -> agent_pb2.RunSessionResponse:
-        call = self._call
-        assert call is not None, "start() first"
-        await asyncio.wait_for(call.write(request), GUARD_S)
-        response = await asyncio.wait_for(call.read(), GUARD_S)
-        if response is grpc.aio.EOF:
-            raise SessionError(f"{self.name}: the server closed the stream")
-        assert isinstance(response, agent_pb2.RunSessionResponse)
-        return response
+        assert self._call is not None, "start() first"
+        return await exchange(self._call, request, self.name)
+
+
+async def exchange(
+    call: grpc.aio.StreamStreamCall, request: agent_pb2.RunSessionRequest, name: str
+) -> agent_pb2.RunSessionResponse:
+    """One message out, one in, each within the hang guard."""
+    await asyncio.wait_for(call.write(request), GUARD_S)
+    response = await asyncio.wait_for(call.read(), GUARD_S)
+    if response is grpc.aio.EOF:
+        raise SessionError(f"{name}: the server closed the stream")
+    assert isinstance(response, agent_pb2.RunSessionResponse)
+    return response
 
 
 def open_channels(address: str, count: int) -> list[grpc.aio.Channel]:
@@ -166,7 +172,7 @@ class LoadResult:
         return sum(self.errors.values())
 
 
-def _error_key(exc: BaseException) -> str:
+def error_key(exc: BaseException) -> str:
     if isinstance(exc, grpc.aio.AioRpcError):
         return f"{exc.code().name}: {exc.details()}"[:160]
     return f"{type(exc).__name__}: {exc}"[:160]
@@ -192,7 +198,7 @@ async def open_sessions(
             try:
                 await session.start()
             except (grpc.aio.AioRpcError, SessionError, TimeoutError) as exc:
-                errors[_error_key(exc)] += 1
+                errors[error_key(exc)] += 1
                 session.cancel()
                 return None
         return session
@@ -206,7 +212,7 @@ async def close_sessions(sessions: Sequence[BenchSession], errors: Counter[str])
         try:
             await session.close()
         except (grpc.aio.AioRpcError, SessionError, TimeoutError) as exc:
-            errors[_error_key(exc)] += 1
+            errors[error_key(exc)] += 1
             session.cancel()
 
     await asyncio.gather(*(close(s) for s in sessions))
@@ -247,7 +253,7 @@ async def run_load(
                         result.steps += 1
                         result.latencies.append(latency)
             except (grpc.aio.AioRpcError, SessionError, TimeoutError) as exc:
-                errors[_error_key(exc)] += 1
+                errors[error_key(exc)] += 1
                 session.cancel()
 
         cpu_task = asyncio.create_task(

@@ -54,8 +54,15 @@ from PIL import Image, ImageDraw, ImageFont
 
 from holodesk.data.png import encode_png
 from holodesk.proto.v1 import action_pb2, agent_pb2, agent_pb2_grpc, frame_pb2, geometry_pb2
-from tests.bench.common import cpu_seconds, desktop_image, latency_summary, rss_bytes
-from tests.bench.load import GUARD_S, SessionError, close_channels, open_channels
+from tests.bench.common import Figure, cpu_seconds, desktop_image, latency_summary, rss_bytes
+from tests.bench.load import (
+    GUARD_S,
+    SessionError,
+    close_channels,
+    error_key,
+    exchange,
+    open_channels,
+)
 
 WIDTH, HEIGHT = 1920, 1080
 FONT_FILES = (
@@ -435,15 +442,9 @@ class DeltaSession:
             call.cancel()
 
     async def _exchange(self, request: agent_pb2.RunSessionRequest) -> agent_pb2.RunSessionResponse:
-        call = self._call
-        if call is None:
+        if self._call is None:
             raise SessionError(f"{self.name}: not started (or already failed)")
-        await asyncio.wait_for(call.write(request), GUARD_S)
-        response = await asyncio.wait_for(call.read(), GUARD_S)
-        if response is grpc.aio.EOF:
-            raise SessionError(f"{self.name}: the server closed the stream")
-        assert isinstance(response, agent_pb2.RunSessionResponse)
-        return response
+        return await exchange(self._call, request, self.name)
 
 
 # --- phases and levels ------------------------------------------------------------------
@@ -515,6 +516,11 @@ class LevelResult:
         return sum(self.errors.values())
 
     @property
+    def healthy(self) -> bool:
+        """No error, the daemon alive to the end, every session opened."""
+        return self.error_count == 0 and not self.died and self.opened == self.sessions
+
+    @property
     def died(self) -> bool:
         return self.server_exit is not None
 
@@ -529,12 +535,6 @@ class LevelResult:
             "errors": dict(self.errors),
             "phases": {k: p.to_json() for k, p in self.phases.items()},
         }
-
-
-def _error_key(exc: BaseException) -> str:
-    if isinstance(exc, grpc.aio.AioRpcError):
-        return f"{exc.code().name}: {exc.details()}"[:160]
-    return f"{type(exc).__name__}: {exc}"[:160]
 
 
 _FAILURES = (grpc.aio.AioRpcError, SessionError, TimeoutError, OSError)
@@ -602,7 +602,7 @@ async def _phase(
                 result.steps += 1
                 done += 1
         except _FAILURES as exc:
-            result.errors[_error_key(exc)] += 1
+            result.errors[error_key(exc)] += 1
             failed.add(position)
             session.cancel()
 
@@ -689,7 +689,7 @@ async def run_level(
                     await session.full()
                     await session.stamp()
                 except _FAILURES as exc:
-                    errors[_error_key(exc)] += 1
+                    errors[error_key(exc)] += 1
                     session.cancel()
                     return None
             return session
@@ -726,7 +726,7 @@ async def run_level(
             try:
                 await session.close()
             except _FAILURES as exc:
-                closing[_error_key(exc)] += 1
+                closing[error_key(exc)] += 1
                 session.cancel()
 
         if watch.alive():
@@ -819,3 +819,21 @@ def died_note(level: LevelResult) -> str:
         return ""
     how = "killed (SIGKILL: the OOM killer?)" if level.server_exit == -9 else "exited"
     return f"daemon {how}, status {level.server_exit}"
+
+
+def errors_figure(
+    prefix: str, model: LevelResult, plain: LevelResult, baseline: str, *, many: bool
+) -> Figure:
+    """Errors of a model-shaped level against the instant policy's; at the largest
+    level (`many`) the target is none at all, the daemon alive, every session open."""
+    causes = (died_note(model), *(f"{c}x {e}" for e, c in model.errors.most_common(3)))
+    return Figure(
+        f"{prefix}: errors",
+        float(model.error_count),
+        "errors",
+        float(plain.error_count),
+        baseline,
+        target="no error, no OOM" if many else "",
+        met=model.healthy if many else None,
+        note="; ".join(part for part in causes if part),
+    )
