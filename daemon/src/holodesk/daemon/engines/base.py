@@ -26,17 +26,16 @@ class ImagePart:
     tower gets, the size the dialect's coordinates and prompt refer to.
 
     Held as bytes (`data`: a frame passed through as it arrived), as pixels
-    (`image`), both (a frame passed through whose pixels the daemon had), or as a
-    `loader` that makes the pixels when an engine asks: an engine that already
-    processed this content (vLLM's processor cache, by `content_id`) never asks, so
-    the daemon never decodes that screen again. In-process engines (vLLM,
-    transformers) take pixels and remote ones bytes; each form is made from the
-    other only when asked for, so a resized image is never PNG-encoded only for vLLM
-    to decode it again (~80 + ~40 ms of CPU per 2048x1024 image). The pixels may be
-    larger or smaller than `width` x `height` when they are left for an engine whose
-    own image processor resizes them (see `Engine.processes_images`); bytes are
-    always made at the model's size. Parts compare by identity: pixels make a poor
-    equality key.
+    (`image`), or made on demand by a `loader` (the daemon's model images: pixels
+    only when an engine asks, so an engine that already processed this content, as
+    vLLM's processor cache by `content_id`, never makes the daemon decode it again).
+    In-process engines (vLLM, transformers) take pixels and remote ones bytes; each
+    form is made from the other only when asked for, so a resized image is never
+    PNG-encoded only for vLLM to decode it again (~80 + ~40 ms of CPU per 2048x1024
+    image). The pixels may be another size than `width` x `height` when they are
+    left for an engine whose own image processor resizes them (see
+    `Engine.processes_images`); bytes are always made at the model's size. Parts
+    compare by identity: pixels make a poor equality key.
     """
 
     data: bytes
@@ -57,19 +56,9 @@ class ImagePart:
     source: bytes = field(default=b"", repr=False)
 
     @classmethod
-    def of_pixels(
-        cls,
-        image: Image.Image,
-        mime_type: str,
-        quality: int = 90,
-        *,
-        size: tuple[int, int] | None = None,
-        content_id: str = "",
-    ) -> ImagePart:
-        """`size`: the model's image when it differs from the pixels' (default: theirs)."""
+    def of_pixels(cls, image: Image.Image, mime_type: str, quality: int = 90) -> ImagePart:
         rgb = image if image.mode == "RGB" else image.convert("RGB")
-        width, height = size or image.size
-        return cls(b"", mime_type, width, height, rgb, quality, content_id)
+        return cls(b"", mime_type, image.width, image.height, rgb, quality)
 
     @property
     def nbytes(self) -> int:
