@@ -66,6 +66,7 @@ from tests.bench.model_load import (
     MODEL,
     LevelResult,
     ScreenKit,
+    add_model_shaped_args,
     errors_figure,
     model_shaped_levels,
 )
@@ -93,17 +94,7 @@ def build_parser() -> Any:
     result.add_argument(
         "--distinct-frames", type=int, default=6, help="different screens the sessions cycle"
     )
-    result.add_argument(
-        "--skip-plumbing", action="store_true", help="only the model-shaped sessions"
-    )
-    result.add_argument(
-        "--model-sessions",
-        type=int,
-        nargs="*",
-        default=[1, 10, 100, 1000],
-        help="levels of model-shaped sessions (none: skip them; default 1 10 100 1000)",
-    )
-    result.add_argument("--model-dialect", default="holotron")
+    add_model_shaped_args(result)
     result.add_argument(
         "--steady-s",
         type=float,

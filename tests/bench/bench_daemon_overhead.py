@@ -67,6 +67,7 @@ from tests.bench.model_load import (
     MODEL,
     LevelResult,
     ScreenKit,
+    add_model_shaped_args,
     errors_figure,
     model_shaped_levels,
 )
@@ -90,19 +91,7 @@ def build_parser() -> Any:
     result.add_argument(
         "--channels", type=int, default=1000, help="connections at most (sessions share them)"
     )
-    result.add_argument(
-        "--skip-plumbing", action="store_true", help="only the model-shaped sessions"
-    )
-    result.add_argument(
-        "--model-sessions",
-        type=int,
-        nargs="*",
-        default=[1, 10, 100, 1000],
-        help="levels of model-shaped sessions (none: skip them; default 1 10 100 1000)",
-    )
-    result.add_argument(
-        "--model-dialect", default="holotron", help="dialect of the model-shaped ModelPolicy"
-    )
+    add_model_shaped_args(result)
     result.add_argument(
         "--changed-s", type=float, default=10.0, help="seconds of changed steps per level"
     )

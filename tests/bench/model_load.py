@@ -837,3 +837,20 @@ def errors_figure(
         met=model.healthy if many else None,
         note="; ".join(part for part in causes if part),
     )
+
+
+def add_model_shaped_args(parser: Any) -> None:
+    """The options both model-shaped benchmarks take."""
+    parser.add_argument(
+        "--skip-plumbing", action="store_true", help="only the model-shaped sessions"
+    )
+    parser.add_argument(
+        "--model-sessions",
+        type=int,
+        nargs="*",
+        default=[1, 10, 100, 1000],
+        help="levels of model-shaped sessions (none: skip them; default 1 10 100 1000)",
+    )
+    parser.add_argument(
+        "--model-dialect", default="holotron", help="dialect of the model-shaped ModelPolicy"
+    )
