@@ -410,6 +410,8 @@ def engine_args(args: Any, dialect: Dialect, workdir: Path) -> dict[str, Any]:
         max_num_seqs=max(16, max(args.concurrency)),
         images=dialect.spec.frames_kept,
         trust_remote_code=True,
+        # A 1080p step of the append layout shows up to 4 screenshots of ~2.3k tokens.
+        max_model_len=16384,
     )
     result.update({k: parse_option_value(v) for k, v in options.items()})
     return result
