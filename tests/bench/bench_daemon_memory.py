@@ -163,7 +163,7 @@ async def measure(args: Any) -> dict[str, Any]:
             flush=True,
         )
         # Set-up leaves 2 frames per window; 3 changed steps at least fill it (holotron
-        # keeps 3), then --steady-s more of them and a few unchanged screens.
+        # keeps up to 4), then --steady-s more of them and a few unchanged screens.
         results["model_levels"] = await model_shaped_levels(
             kit,
             args.model_sessions,

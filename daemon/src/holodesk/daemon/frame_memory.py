@@ -1,6 +1,6 @@
 """One byte budget for the frames every session holds.
 
-Each session keeps its history window encoded (3 frames for holotron; ~0.1-0.7 MiB
+Each session keeps its history window encoded (up to 4 frames for holotron; ~0.1-0.7 MiB
 each at 1080p), so the daemon's memory grows with sessions times frame size. Past
 the budget the daemon says so instead of growing until the OOM killer ends every
 session at once: a new session is refused, and a session whose next frame would

@@ -1,6 +1,6 @@
 """The model's images of recent screens, kept so each screen is prepared once.
 
-Every step shows the model the whole history window (3 frames for holotron), and
+Every step shows the model several recent screens (2-4 for holotron), and
 making a model image (decode, and resize where the engine will not) is the most
 expensive thing the daemon does per step. Only the newest frame of a window can
 be new, so the others come from here; and images are keyed by what the screen
@@ -8,9 +8,10 @@ shows (`EncodedFrame.content_key`), not by frame id, so an unchanged screen (a
 delta without patches, a full frame with the same bytes) maps to the image
 already made, in any session.
 
-Images are kept as pixels, which is what in-process engines take (~6 MiB for a
-1080p screen). The cache is shared by all sessions of a policy and bounded in
-bytes: past the bound the least recently used images go, and are made again if
+The images are lazy (their pixels are made when an engine asks, see
+dialects/images.py), so an entry holds the frame bytes its loader reads, shared
+with the session's window. The cache is shared by all sessions of a policy and
+bounded in bytes: past the bound the least recently used images go, and are made again if
 needed, so memory stays flat at any session count. An image stays while a session
 has it in its window; when the last of them moves on or ends, it goes at once.
 """
