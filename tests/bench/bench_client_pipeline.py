@@ -33,10 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import io
-import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -64,7 +61,15 @@ from holodesk.daemon.policies.ocr.tesseract import TesseractConfig
 from holodesk.platform.base import Backend, DisplayInfo, Grab, Region, ScreenSource
 from holodesk.platform.select import open_backend
 from holodesk.proto.v1 import frame_pb2
-from tests.bench.common import Figure, Report, kib, parser, reproduce_command, series
+from tests.bench.common import (
+    Figure,
+    Report,
+    benchmark_app,
+    kib,
+    parser,
+    reproduce_command,
+    series,
+)
 from tests.support.xvfb import xvfb
 
 NAME = "bench_client_pipeline"
@@ -143,17 +148,8 @@ def desktop(width: int, height: int, kind: str) -> Iterator[Desktop]:
     """Xvfb at this size with the benchmark's Tk window, and the X11 backend on it."""
     with xvfb(width, height) as display, tempfile.TemporaryDirectory() as folder:
         words_path = Path(folder) / "words.txt"
-        app = subprocess.Popen(
-            [sys.executable, str(APP), kind, str(words_path)],
-            env={**os.environ, "DISPLAY": display},
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            assert app.stdout is not None
-            ready = json.loads(app.stdout.readline() or "{}")
-            if "entry" not in ready:
-                raise RuntimeError(f"the benchmark app did not start on {display}")
+        argv = [str(APP), kind, str(words_path)]
+        with benchmark_app(argv, display, "entry") as ready:
             backend = open_backend("x11", display=display)
             screen = RecordingScreen(backend.screen)
             try:
@@ -171,9 +167,6 @@ def desktop(width: int, height: int, kind: str) -> Iterator[Desktop]:
                 )
             finally:
                 backend.close()
-        finally:
-            app.terminate()
-            app.wait(10)
 
 
 def specs(width: int, height: int) -> dict[str, FrameSpec]:

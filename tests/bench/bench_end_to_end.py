@@ -36,7 +36,6 @@ from __future__ import annotations
 import asyncio
 import io
 import itertools
-import json
 import os
 import statistics
 import subprocess
@@ -61,6 +60,7 @@ from holodesk.proto.v1 import action_pb2, agent_pb2, agent_pb2_grpc, frame_pb2, 
 from tests.bench.common import (
     Figure,
     Report,
+    benchmark_app,
     cpu_seconds,
     parser,
     percentile,
@@ -103,33 +103,19 @@ class Desktop:
 @contextmanager
 def desktop() -> Iterator[Desktop]:
     """Xvfb at 1920x1080 with the benchmark's editor window."""
-    with xvfb(WIDTH, HEIGHT) as display:
-        app = subprocess.Popen(
-            [sys.executable, str(APP)],
-            env={**os.environ, "DISPLAY": display},
-            stdout=subprocess.PIPE,
-            text=True,
+    with xvfb(WIDTH, HEIGHT) as display, benchmark_app([str(APP)], display, "editor") as ready:
+        ex, ey, ew, eh = ready["editor"]
+        px, py, pw, ph = ready["panel"]
+        time.sleep(0.5)  # the first paint of a large Text widget
+        yield Desktop(
+            display,
+            {
+                # Two places in the editor: each click moves the caret.
+                "changed": ((ex + ew // 4, ey + eh // 3), (ex + ew // 2, ey + eh // 2)),
+                # Two places on the blank panel: nothing changes.
+                "unchanged": ((px + pw // 3, py + ph // 3), (px + pw // 2, py + ph // 2)),
+            },
         )
-        try:
-            assert app.stdout is not None
-            ready = json.loads(app.stdout.readline() or "{}")
-            if "editor" not in ready:
-                raise RuntimeError(f"the benchmark app did not start on {display}")
-            ex, ey, ew, eh = ready["editor"]
-            px, py, pw, ph = ready["panel"]
-            time.sleep(0.5)  # the first paint of a large Text widget
-            yield Desktop(
-                display,
-                {
-                    # Two places in the editor: each click moves the caret.
-                    "changed": ((ex + ew // 4, ey + eh // 3), (ex + ew // 2, ey + eh // 2)),
-                    # Two places on the blank panel: nothing changes.
-                    "unchanged": ((px + pw // 3, py + ph // 3), (px + pw // 2, py + ph // 2)),
-                },
-            )
-        finally:
-            app.terminate()
-            app.wait(10)
 
 
 def model_clicks(points: Sequence[tuple[int, int]]) -> list[tuple[float, float]]:

@@ -19,9 +19,11 @@ import os
 import platform
 import random
 import shlex
+import subprocess
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from functools import cache
@@ -30,6 +32,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from PIL import Image, ImageDraw, ImageFont
+
+from holodesk.platform.processes import stop_process
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 RESULTS_DIR = REPO_ROOT / "bench-results"
@@ -547,3 +551,23 @@ def mib(count: float) -> float:
 def series(values: Iterable[float]) -> list[float]:
     """Rounded floats for compact JSON."""
     return [round(v, 6) for v in values]
+
+
+@contextmanager
+def benchmark_app(argv: Sequence[str], display: str, needs: str) -> Iterator[dict[str, Any]]:
+    """A benchmark's Tk app on `display`: the JSON line it prints once shown (which
+    must name `needs`), then stopped (killed past 10 s) however the benchmark ends."""
+    app = subprocess.Popen(
+        [sys.executable, *argv],
+        env={**os.environ, "DISPLAY": display},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert app.stdout is not None
+        ready = json.loads(app.stdout.readline() or "{}")
+        if needs not in ready:
+            raise RuntimeError(f"the benchmark app did not start on {display}")
+        yield ready
+    finally:
+        stop_process(app, timeout_s=10.0)
