@@ -20,8 +20,16 @@ Series (all prefixed ``holodesk_``):
   reports its generation (model policies; scripted and OCR ones do not);
 - ``frame_bytes{rpc}``: encoded frame sizes received;
 - ``rpc_errors_total{method,code}``: calls that ended with a status other than
-  OK (metrics_interceptor.py), authentication failures included;
+  OK (metrics_interceptor.py), authentication failures included; a method the
+  daemon does not serve is counted as ``method="unknown"``;
 - ``locate_calls_total{code}`` and ``locate_seconds``.
+
+No label takes its values from a caller: methods are the ones served (or
+"unknown"), codes gRPC's, policies the daemon's own, states and outcomes enums.
+Each label still goes through a `BoundedLabel`, so a value set that turns out
+larger than meant (a bug, a plugin policy per session) costs at most
+`MAX_LABEL_VALUES` series before the rest share ``other`` (issue 15: every new
+label value is a series kept for the life of the process).
 """
 
 from __future__ import annotations
@@ -60,6 +68,31 @@ LATENCY_BUCKETS = (
 )
 # Bytes: 4 KiB (a tiny JPEG) to 32 MiB (the default message limit), doubling.
 FRAME_BUCKETS = tuple(float(4096 * 2**i) for i in range(14))
+# Distinct values one label may take (all of a label's real values fit many times over).
+MAX_LABEL_VALUES = 64
+# What values past that limit are counted as.
+OTHER_LABEL = "other"
+
+
+class BoundedLabel:
+    """One label's values: the first `limit` distinct ones pass, later ones are
+    `OTHER_LABEL`. Remembering them is what bounds the series, so this is the
+    only place a label value is chosen."""
+
+    def __init__(self, name: str, limit: int = MAX_LABEL_VALUES) -> None:
+        self.name = name
+        self.limit = limit
+        self._seen: set[str] = set()
+        self._lock = threading.Lock()  # the exporter's thread never calls in; tests may
+
+    def value(self, raw: str) -> str:
+        if raw in self._seen:
+            return raw
+        with self._lock:
+            if len(self._seen) >= self.limit:
+                return OTHER_LABEL
+            self._seen.add(raw)
+        return raw
 
 
 class _SessionStates(Collector):
@@ -162,6 +195,8 @@ class DaemonMetrics:
             registry=r,
         )
         self._watched: set[int] = set()
+        self._policy = BoundedLabel("policy")
+        self._method = BoundedLabel("method")
 
     def watch(self, sessions: SessionRegistry) -> None:
         """Count `sessions`' states at scrape time and their endings as they leave."""
@@ -184,6 +219,7 @@ class DaemonMetrics:
         self.frame_bytes.labels(rpc).observe(size)
 
     def step_decided(self, policy: str, seconds: float, decision: Decision) -> None:
+        policy = self._policy.value(policy)
         self.steps.labels(policy).inc()
         self.policy_seconds.labels(policy).observe(seconds)
         generation = decision.generation
@@ -198,13 +234,14 @@ class DaemonMetrics:
             self.completion_tokens.labels(policy).inc(completion)
 
     def step_sent(self, policy: str, seconds: float) -> None:
-        self.step_latency.labels(policy).observe(seconds)
+        self.step_latency.labels(self._policy.value(policy)).observe(seconds)
 
     # Called by the metrics interceptor --------------------------------------------------
 
     def rpc_ended(self, method: str, code: str) -> None:
         if code != "OK":
-            self.rpc_errors.labels(method, code).inc()
+            # Codes are gRPC's own (a closed set); methods are bounded here.
+            self.rpc_errors.labels(self._method.value(method), code).inc()
 
     def locate_ended(self, code: str, seconds: float) -> None:
         self.locate_calls.labels(code).inc()

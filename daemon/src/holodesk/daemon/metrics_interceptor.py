@@ -3,7 +3,9 @@
 The outermost server interceptor: it sees the status the ErrorInterceptor chose
 (an aborted call's code is on its context), authentication failures included, a
 call the client cancelled (CANCELLED) or let run past its deadline
-(DEADLINE_EXCEEDED), and methods nobody serves (UNIMPLEMENTED). What gRPC
+(DEADLINE_EXCEEDED), and methods nobody serves (UNIMPLEMENTED, all under one
+``method="unknown"`` label: the name is the caller's, and a label per name
+let anyone grow the daemon's memory and /metrics without limit). What gRPC
 refuses before any handler runs (a message above --max-message-mb) is not seen.
 Locate calls are also counted and timed here, whatever their status.
 """
@@ -26,6 +28,8 @@ from holodesk.proto.v1 import agent_pb2
 # after the client's: a client whose deadline passed cancels while the server still
 # has this long left (under load 2 of 40 such calls were counted CANCELLED at 0).
 DEADLINE_SLACK_S = 0.25
+# The label of every method the server has no handler for.
+UNKNOWN_METHOD = "unknown"
 LOCATE = "/" + agent_pb2.DESCRIPTOR.services_by_name["AgentService"].full_name + "/Locate"
 
 
@@ -60,7 +64,7 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         method: str = handler_call_details.method
         handler = await continuation(handler_call_details)
         if handler is None:
-            self.metrics.rpc_ended(method_label(method), "UNIMPLEMENTED")
+            self.metrics.rpc_ended(UNKNOWN_METHOD, "UNIMPLEMENTED")
             return None
         return wrap_behavior(
             handler,
