@@ -160,7 +160,7 @@ def test_ordinary_chords_and_custom_denials(backend: fake.FakeBackend, frame: Se
     report = _executor(backend, frame, settings).execute(
         [
             a.KeyChord(action_id="1", keys=("ctrl", "s")),
-            a.KeyChord(action_id="2", keys=("ctrl", "alt", "t")),
+            a.KeyChord(action_id="2", keys=("ctrl", "shift", "t")),
             a.KeyChord(action_id="3", keys=("Alt", "F4")),
         ]
     )

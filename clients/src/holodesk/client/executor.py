@@ -23,7 +23,7 @@ from holodesk.client import actions as a
 from holodesk.client.frames import SentFrame
 from holodesk.client.geometry import map_point
 from holodesk.client.halt import Halt, HaltReason, HaltState
-from holodesk.platform.base import Backend, DisplayInfo
+from holodesk.platform.base import Backend, DisplayInfo, InputDriver
 from holodesk.platform.keys import normalize_key
 
 DEFAULT_DRAG_MS = 300
@@ -51,6 +51,14 @@ class Guard(Protocol):
         """Called after an action ran or tried to."""
         ...
 
+    def gate(self, driver: InputDriver) -> InputDriver:
+        """The driver all input is sent through: it may refuse a call with RefusedError."""
+        ...
+
+
+class RefusedError(Exception):
+    """Raised by a guard's gated driver before it sends anything: the action is REJECTED."""
+
 
 class ActionError(Exception):
     """An action is invalid for this client; it fails without touching the input."""
@@ -74,6 +82,9 @@ class ActionExecutor:
     ) -> None:
         self._backend = backend
         self._guard = guard
+        # Every action's input goes through the guard's gate: the denylist judges the
+        # key events actually sent, with what is held at that moment.
+        self._input = guard.gate(backend.input) if guard is not None else backend.input
         self._max_wait_ms = max_wait_ms
         self._frames_kept = frames_kept
         self._frames: OrderedDict[str, SentFrame] = OrderedDict()
@@ -171,6 +182,8 @@ class ActionExecutor:
             return _not_started(action, state)
         try:
             run()
+        except RefusedError as error:
+            return a.ActionResult(action.action_id, a.ActionStatus.REJECTED, str(error))
         except Exception as error:
             message = str(error) or type(error).__name__
             if isinstance(error, StoppedError):
@@ -202,7 +215,7 @@ class ActionExecutor:
         self, action: a.Action, displays: list[DisplayInfo], halt: Halt
     ) -> Callable[[], None]:
         """Validate everything first and return the input to send, so a bad action sends none."""
-        driver = self._backend.input
+        driver = self._input
         if isinstance(action, a.Click):
             if action.count not in (1, 2, 3):
                 raise ActionError(f"click count must be 1, 2 or 3, not {action.count}")
@@ -273,7 +286,7 @@ class ActionExecutor:
         if navigator is not None:
             return lambda: navigator.navigate(url)
         # A desktop: focus the front browser's address bar, type the URL, go.
-        driver = self._backend.input
+        driver = self._input
         address_bar = ["meta" if self._backend.os == "darwin" else "ctrl", "l"]
 
         def type_into_address_bar() -> None:

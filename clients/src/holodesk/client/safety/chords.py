@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from holodesk.platform.errors import UnknownKeyError
 from holodesk.platform.keys import normalize_key
 
@@ -33,9 +31,3 @@ def describe(chord: Chord) -> str:
     """Modifiers first, in the usual order, then the other keys."""
     order = {"ctrl": 0, "alt": 1, "shift": 2, "meta": 3}
     return "+".join(sorted(chord, key=lambda key: (order.get(key, 4), key)))
-
-
-def completes(chord: Chord, held: Iterable[str], pressed: Iterable[str]) -> bool:
-    """True when pressing `pressed` while `held` are down would make `chord` complete."""
-    new = set(pressed)
-    return bool(chord & new) and chord <= (set(held) | new)

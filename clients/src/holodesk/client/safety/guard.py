@@ -1,8 +1,10 @@
 """Every safety rule, applied on the backend thread just before each action runs.
 
-Order: the static rules (allowlist, denylist), then the human (confirm mode),
-then the rate limit, then the fail-safe corner last, so that a pointer flung
-into a corner while a confirmation or a rate wait was pending still counts.
+Order: the allowlist, then the human (confirm mode), then the rate limit, then
+the fail-safe corner last, so that a pointer flung into a corner while a
+confirmation or a rate wait was pending still counts. The chord denylist is not
+judged here but where the keys are sent (`gate`): only there is it known which
+keys an action presses while which others are held.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from holodesk.client import actions as a
 from holodesk.client.halt import Halt, HaltReason
 from holodesk.client.safety import confirm as confirming
 from holodesk.client.safety.corner import FailSafe
+from holodesk.client.safety.keygate import KeyGate
 from holodesk.client.safety.rate import TokenBucket
-from holodesk.client.safety.rules import action_kind, denied, disallowed
+from holodesk.client.safety.rules import action_kind, disallowed
 from holodesk.client.safety.settings import SafetySettings
-from holodesk.platform.base import Backend
+from holodesk.platform.base import Backend, InputDriver
 
 # Sleeps up to the given seconds; True when the halt came first.
 Pause = Callable[[float, Halt], bool]
@@ -56,9 +59,6 @@ class SafetyGuard:
         reason = disallowed(action, settings.allowed_kinds)
         if reason or isinstance(action, a.Done | a.Fail | a.AskUser):
             return reason
-        reason = denied(action, self._backend.input.held()[0], settings.chords)
-        if reason:
-            return reason
         if action_kind(action) not in _PASSIVE:
             if settings.confirm is not None:
                 reason = confirming.ask(settings.confirm, action, halt)
@@ -73,6 +73,11 @@ class SafetyGuard:
             if reason:
                 halt.trigger(HaltReason.FAIL_SAFE, reason)
         return reason
+
+    def gate(self, driver: InputDriver) -> InputDriver:
+        """The driver to send all input through: it refuses (ChordDeniedError) any call
+        whose key presses, with what is held at that moment, make a denied chord."""
+        return KeyGate(driver, self._settings.chords)
 
     def ran(self, action: a.Action) -> None:
         """After an action ran (or tried to): the pointer is where the client left it."""

@@ -41,6 +41,14 @@ DEFAULT_DENIED_CHORDS: tuple[str, ...] = (
     "ctrl+alt+l",  # locks the screen (KDE, Xfce, Cinnamon)
     "ctrl+meta+q",  # locks the screen (macOS)
     *(f"ctrl+alt+f{n}" for n in range(1, 13)),  # switches to a text console (Linux)
+    # A shell or a run dialog: from there a model could do anything the user can.
+    "ctrl+alt+t",  # opens a terminal (GNOME, Ubuntu, Cinnamon, Xfce)
+    "alt+f2",  # the run dialog (GNOME, KDE, Xfce)
+    "alt+space",  # KRunner (KDE); also the window menu elsewhere
+    "meta+r",  # the Run dialog (Windows)
+    "meta+x",  # the power-user menu with Terminal (Admin) (Windows)
+    "ctrl+shift+escape",  # the Task Manager and its "Run new task" (Windows)
+    "alt+printscreen",  # magic SysRq: with a letter it reboots, kills or syncs (Linux)
 )
 DEFAULT_MAX_ACTIONS_PER_SECOND = 10.0
 DEFAULT_FAIL_SAFE_PX = 4
