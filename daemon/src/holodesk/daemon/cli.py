@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from holodesk.daemon import logs
-from holodesk.daemon.config import DEFAULT_LISTEN, MIB, ServerConfig
+from holodesk.daemon.config import DEFAULT_LISTEN, FAIR_SHARE_DIVISOR, MIB, ServerConfig
 from holodesk.daemon.credentials import (
     CredentialsError,
     Role,
@@ -150,8 +150,10 @@ def build_parser() -> argparse.ArgumentParser:
     limits.add_argument(
         "--max-sessions-per-principal",
         type=int,
-        default=0,
-        help="concurrent sessions per caller (token, certificate CN ...); 0: no own limit",
+        default=None,
+        help="concurrent sessions per caller (token, certificate CN ...); 0: no own limit "
+        f"(default: a fair share, 1/{FAIR_SHARE_DIVISOR} of --max-sessions, when tokens or "
+        "client certificates tell callers apart; none without credentials)",
     )
     limits.add_argument(
         "--max-session-s",
@@ -171,6 +173,21 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=60.0,
         help="how long a session whose stream dropped waits for a resume; 0: drop it "
+        "(default %(default)s)",
+    )
+    limits.add_argument(
+        "--first-observation-timeout-s",
+        type=float,
+        default=60.0,
+        help="a stream must send its SessionStart, then its first observation, within this "
+        "time or it is closed and its session ends; 0: no limit (default %(default)s)",
+    )
+    limits.add_argument(
+        "--idle-timeout-s",
+        type=float,
+        default=600.0,
+        help="how long the daemon waits for a client's next observation (actions running, a "
+        "human answering ask_user) before it ends the session as idle; 0: no limit "
         "(default %(default)s)",
     )
     limits.add_argument(
@@ -258,6 +275,8 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         max_session_s=args.max_session_s,
         step_timeout_s=args.step_timeout_s,
         resume_window_s=args.resume_window_s,
+        first_observation_timeout_s=args.first_observation_timeout_s,
+        idle_timeout_s=args.idle_timeout_s,
         keepalive_s=args.keepalive_s,
         keepalive_timeout_s=min(10.0, args.keepalive_s),
         metrics_address=args.metrics_address,

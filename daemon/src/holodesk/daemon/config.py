@@ -10,6 +10,9 @@ from pathlib import Path
 MIB = 1024 * 1024
 DEFAULT_LISTEN = "127.0.0.1:50051"
 UNIX_PREFIX = "unix:"
+# The default per-principal cap is max_sessions / FAIR_SHARE_DIVISOR: whatever one
+# caller does, at least this many callers can hold an equal share at once.
+FAIR_SHARE_DIVISOR = 4
 
 
 @dataclass(frozen=True)
@@ -121,14 +124,25 @@ class ServerConfig:
 
     # Limits. Sessions count while attached or detached (awaiting resume).
     max_sessions: int = 1024
-    # 0: no per-principal limit beyond max_sessions.
-    max_sessions_per_principal: int = 0
+    # Per principal (token, certificate CN). None: a fair share, max_sessions /
+    # FAIR_SHARE_DIVISOR, where callers are told apart (tokens or mTLS); without
+    # credentials every caller is one principal, so no cap. 0: none beyond max_sessions.
+    # Read `sessions_per_principal` for the cap in force.
+    max_sessions_per_principal: int | None = None
     # Wall-clock limit of a session from its start (0: none); detached time counts.
     max_session_s: float = 3600.0
     # How long the policy may take to decide one step (0: no limit).
     step_timeout_s: float = 300.0
     # A session whose stream drops waits this long for a resume (0: dropped at once).
     resume_window_s: float = 60.0
+    # A stream must send its SessionStart, and then its first observation (also the
+    # first after a resume), within this time, or it is closed / its session ends
+    # TIME_LIMIT: a slot is not held by a client that never shows a screen (0: no limit).
+    first_observation_timeout_s: float = 60.0
+    # Between steps: how long the daemon waits for the client's next observation
+    # (actions executing, a human answering ask_user) before it ends the session
+    # TIME_LIMIT as idle (0: no limit).
+    idle_timeout_s: float = 600.0
     # HTTP/2 keepalive: ping every connection this often, even mid-step with no data
     # flowing, and call it dead after keepalive_timeout_s without an answer. Their sum
     # bounds how long a silently vanished client's session stays attached.
@@ -167,10 +181,13 @@ class ServerConfig:
             "max_session_s",
             "step_timeout_s",
             "resume_window_s",
-            "max_sessions_per_principal",
+            "first_observation_timeout_s",
+            "idle_timeout_s",
         ):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} cannot be negative")
+        if self.max_sessions_per_principal is not None and self.max_sessions_per_principal < 0:
+            raise ValueError("max_sessions_per_principal cannot be negative")
         if self.keepalive_s <= 0 or self.keepalive_timeout_s <= 0:
             raise ValueError("keepalive_s and keepalive_timeout_s must be positive")
         if bool(self.tls_cert) != bool(self.tls_key):
@@ -189,6 +206,15 @@ class ServerConfig:
     @property
     def address(self) -> ListenAddress:
         return parse_listen(self.listen)
+
+    @property
+    def sessions_per_principal(self) -> int:
+        """The per-principal session cap in force (0: none beyond max_sessions)."""
+        if self.max_sessions_per_principal is not None:
+            return self.max_sessions_per_principal
+        if not self.has_credentials:
+            return 0
+        return max(1, self.max_sessions // FAIR_SHARE_DIVISOR)
 
     @property
     def tls(self) -> bool:

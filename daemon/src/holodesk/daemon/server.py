@@ -344,7 +344,7 @@ async def serve(
     registry = SessionRegistry(
         SessionLimits(
             max_sessions=config.max_sessions,
-            max_per_principal=config.max_sessions_per_principal,
+            max_per_principal=config.sessions_per_principal,
             max_session_s=config.max_session_s,
             resume_window_s=config.resume_window_s,
         ),
@@ -360,6 +360,8 @@ async def serve(
         frame_limits=limits,
         max_steps=config.max_steps,
         step_timeout_s=config.step_timeout_s,
+        first_observation_timeout_s=config.first_observation_timeout_s,
+        idle_timeout_s=config.idle_timeout_s,
         metrics=metrics,
         recorder=recorder,
         accept_deltas=config.frame_deltas,

@@ -39,6 +39,7 @@ from holodesk.daemon import convert, frame_deltas, logs
 from holodesk.daemon.auth import ANONYMOUS, Principal
 from holodesk.daemon.decoded_screens import DecodedScreens
 from holodesk.daemon.errors import (
+    DeadlineExceeded,
     FailedPrecondition,
     HolodeskError,
     InvalidArgument,
@@ -72,6 +73,11 @@ class SessionSettings:
     max_steps: int
     # How long the policy may take for one step; 0: no limit.
     step_timeout_s: float = 0.0
+    # How long the client may take for its SessionStart, and then for its first
+    # observation (after a start or a resume); 0: no limit.
+    first_observation_timeout_s: float = 0.0
+    # How long the client may take for each later observation; 0: no limit.
+    idle_timeout_s: float = 0.0
     # The server's instruments (a private, unexported set when none is given).
     metrics: DaemonMetrics = field(default_factory=DaemonMetrics, compare=False, repr=False)
     # Session recordings (issue 7); None: nothing is recorded.
@@ -130,12 +136,18 @@ class SessionRunner:
         self._aborted = False
         # The stream ended by the daemon's decision (protocol error, shutdown): no detach.
         self._fatal = False
+        # No observation has arrived on this stream yet (the first-observation limit).
+        self._first_observation = True
 
     async def run(self) -> AsyncIterator[agent_pb2.RunSessionResponse]:
+        opening = self._settings.first_observation_timeout_s or None
         try:
-            first = await anext(self._requests)
+            first = await asyncio.wait_for(anext(self._requests), opening)
         except StopAsyncIteration:
             return  # the client left before starting: nothing to clean up
+        except TimeoutError:
+            # A stream that never starts holds no slot, but it holds a call: close it.
+            raise DeadlineExceeded(f"no SessionStart within {opening:g} s of opening") from None
         start = self._check_start(first)
         session, policy, resumed = self._open(start)
         # Every record this RPC's task (and the tasks it starts) logs names the session.
@@ -341,7 +353,7 @@ class SessionRunner:
             )
 
     async def _next_observation(self, session: Session) -> agent_pb2.Observation:
-        item = await self._race(self._queue.get(), session, stop_on_shutdown=True)
+        item = await self._race(self._client_turn(), session, stop_on_shutdown=True)
         if isinstance(item, HolodeskError):
             raise item
         if isinstance(item, BaseException):
@@ -357,6 +369,27 @@ class SessionRunner:
         if kind == "start":
             raise FailedPrecondition("start", "the session has already started", kind="PROTOCOL")
         raise InvalidArgument("event", "empty message: set observation or cancel")
+
+    async def _client_turn(
+        self,
+    ) -> agent_pb2.RunSessionRequest | _EndOfStream | BaseException:
+        """The client's next message, within the first-observation or idle limit:
+        past it the session ends TIME_LIMIT and its slot is free for someone else."""
+        first = self._first_observation
+        settings = self._settings
+        limit = (settings.first_observation_timeout_s if first else settings.idle_timeout_s) or None
+        try:
+            item = await asyncio.wait_for(self._queue.get(), limit)
+        except TimeoutError:
+            what = "no first observation" if first else "idle: no observation"
+            reason = f"time limit: {what} within {limit:g} s"
+            log.info("session %s: %s", self._session_id(), reason)
+            raise _Interrupted(Ending(SessionOutcome.TIME_LIMIT, reason=reason)) from None
+        self._first_observation = False
+        return item
+
+    def _session_id(self) -> str:
+        return self._session.session_id if self._session is not None else "(none)"
 
     async def _gate(self, session: Session) -> None:
         """Hold here while the session is paused (before its next model step)."""
