@@ -6,9 +6,10 @@ repeat reports the original result, and the record survives reconnects);
 done / fail / ask_user are acknowledged here and handled by the session.
 
 The halt is checked before every action: once the stream is lost, nothing more
-starts (NOT_DELIVERED); after a stop, the rest is SKIPPED. The running action
-completes (a wait is cut short). Whenever a batch stops early, everything held
-down is released.
+starts (NOT_DELIVERED); after a stop, the rest is SKIPPED. A stop also interrupts
+the running action between its input events (the driver checks the halt's final
+signal), so it FAILED part-way; after a lost stream the running action completes
+(a wait is cut short). Whenever a batch stops early, everything held down is released.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from holodesk.client.frames import SentFrame
 from holodesk.client.geometry import map_point
 from holodesk.client.halt import Halt, HaltReason, HaltState
 from holodesk.platform.base import Backend, DisplayInfo, InputDriver
+from holodesk.platform.errors import InputInterruptedError
 from holodesk.platform.keys import normalize_key
 
 DEFAULT_DRAG_MS = 300
@@ -181,12 +183,13 @@ class ActionExecutor:
         if state is not None:  # came while the guard waited (rate limit, confirmation)
             return _not_started(action, state)
         try:
-            run()
+            with self._input.stoppable(halt.final_signal):
+                run()
         except RefusedError as error:
             return a.ActionResult(action.action_id, a.ActionStatus.REJECTED, str(error))
         except Exception as error:
             message = str(error) or type(error).__name__
-            if isinstance(error, StoppedError):
+            if isinstance(error, StoppedError | InputInterruptedError):
                 message = _interrupted(halt.state)
             release_error = self.release_all()
             if release_error:

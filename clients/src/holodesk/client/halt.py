@@ -3,7 +3,9 @@
 The backend thread checks it between actions (and a wait sleeps on it); the
 stream reader, the emergency-stop hotkey and the fail-safe corner set it from
 their own threads. A lost stream only pauses the session (it clears once the
-session is resumed); any other reason is final.
+session is resumed), and the running action finishes; any other reason is final,
+and `final_signal` (set with it) interrupts the running action between its input
+events too (see holodesk.platform.interrupt).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ class HaltReason(enum.Enum):
     USER = "user"
     EMERGENCY_STOP = "emergency_stop"
     FAIL_SAFE = "fail_safe"
+    # The daemon ended the session (an operator's cancel, a time limit) while it ran.
+    DAEMON_ENDED = "daemon_ended"
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,8 @@ class Halt:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._event = threading.Event()
+        # Set with the first final reason and never cleared: what input drivers check.
+        self._final = threading.Event()
         self._state: HaltState | None = None
         self._listeners: list[Listener] = []
 
@@ -49,6 +55,12 @@ class Halt:
 
     def is_set(self) -> bool:
         return self._event.is_set()
+
+    @property
+    def final_signal(self) -> threading.Event:
+        """Set once a final halt comes: the stop signal lent to the input driver for each
+        action, so a stop cuts a running action off (a lost link lets it finish)."""
+        return self._final
 
     def wait(self, timeout: float | None = None) -> bool:
         """Sleep up to `timeout` seconds; True as soon as a halt is triggered."""
@@ -66,6 +78,8 @@ class Halt:
                 return False
             state = HaltState(reason, message)
             self._state = state
+            if state.final:
+                self._final.set()
             self._event.set()
             listeners = list(self._listeners)
         for listener in listeners:

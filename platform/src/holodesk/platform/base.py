@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import contextlib
 import enum
-import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from PIL import Image
 
-from holodesk.platform.errors import InputError
+from holodesk.platform.errors import InputError, InputInterruptedError
+from holodesk.platform.interrupt import NEVER, StopSignal
 from holodesk.platform.keys import MODIFIERS, normalize_key
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,8 @@ class MouseButton(enum.Enum):
 
 MODIFIER_KEYS = MODIFIERS
 BUTTONS_PER_CLICK = range(1, 4)
+# Wheel notches sent between two checks of the stop signal (a scroll may ask for millions).
+SCROLL_CHUNK_NOTCHES = 10
 
 
 RowBands = tuple[tuple[int, int], ...]
@@ -149,11 +154,17 @@ class InputDriver(ABC):
     Key names are normalised here (`holodesk.platform.keys`), so `_key` only
     ever sees canonical names and aliases such as "Control" release the same
     key as "ctrl".
+
+    Every action is interruptible: inside `stoppable(signal)`, each press, move
+    and bounded piece of text or scrolling first checks the signal, and waits
+    sleep on it, so once it is set the action raises InputInterruptedError before its
+    next event. Releases never check it: a stop must still let go of what is held.
     """
 
     def __init__(self) -> None:
         self._held_keys: list[str] = []
         self._held_buttons: list[MouseButton] = []
+        self._stop: StopSignal = NEVER
 
     # -- primitives, one per OS -------------------------------------------------
     @abstractmethod
@@ -180,13 +191,44 @@ class InputDriver(ABC):
     def _sync(self) -> None:  # noqa: B027 - optional hook
         """Flush queued events to the OS (X11 batches requests)."""
 
+    # -- stopping ---------------------------------------------------------------------
+    @contextlib.contextmanager
+    def stoppable(self, signal: StopSignal) -> Iterator[None]:
+        """Run the body's input so that setting `signal` (from any thread) stops it
+        before its next event, with InputInterruptedError."""
+        previous, self._stop = self._stop, signal
+        try:
+            yield
+        finally:
+            self._stop = previous
+
+    def _checkpoint(self) -> None:
+        """Raise InputInterruptedError if the stop signal is set: called before new input."""
+        if self._stop.is_set():
+            raise InputInterruptedError("input stopped: the action was interrupted")
+
+    def _pause(self, seconds: float) -> None:
+        """Sleep, unless the stop signal comes first (then InputInterruptedError)."""
+        if seconds > 0 and self._stop.wait(seconds):
+            raise InputInterruptedError("input stopped: the action was interrupted")
+        self._checkpoint()
+
+    def _checked(self, pieces: Iterable[T]) -> Iterator[T]:
+        """The pieces of one action (text chunks, event batches), checking the stop
+        signal before each: a backend sends input in `for piece in self._checked(...)`."""
+        for piece in pieces:
+            self._checkpoint()
+            yield piece
+
     # -- composite actions, shared ------------------------------------------------
     def move(self, x: int, y: int) -> None:
+        self._checkpoint()
         self._move(x, y)
         self._sync()
 
     def key_down(self, key: str) -> None:
         key = normalize_key(key)
+        self._checkpoint()
         self._key(key, True)
         # A second key_down is an auto-repeat, not a second key to release.
         if key not in self._held_keys:
@@ -201,6 +243,7 @@ class InputDriver(ABC):
         self._sync()
 
     def mouse_down(self, button: MouseButton) -> None:
+        self._checkpoint()
         self._button(button, True)
         if button not in self._held_buttons:
             self._held_buttons.append(button)
@@ -247,7 +290,7 @@ class InputDriver(ABC):
             try:
                 pause = duration_s / (len(path) - 1)
                 for x, y in path[1:]:
-                    time.sleep(pause)
+                    self._pause(pause)
                     self.move(x, y)
             finally:
                 # Released even when a move fails: a stuck button drags forever.
@@ -255,8 +298,9 @@ class InputDriver(ABC):
 
     def scroll(self, x: int, y: int, dx: int, dy: int) -> None:
         self.move(x, y)
-        self._scroll(dx, dy)
-        self._sync()
+        for part_x, part_y in self._checked(_scroll_parts(dx, dy)):
+            self._scroll(part_x, part_y)
+            self._sync()
 
     def key_chord(self, keys: Sequence[str]) -> None:
         if not keys:
@@ -313,6 +357,20 @@ class InputDriver(ABC):
 
     def close(self) -> None:
         self.release_all()
+
+
+def _scroll_parts(dx: int, dy: int) -> Iterator[tuple[int, int]]:
+    """(dx, dy) as parts of at most SCROLL_CHUNK_NOTCHES notches per axis, both axes
+    together while both have some left (a small scroll is one part, as asked; a scroll
+    of nothing is still one, as it always was)."""
+    if not dx and not dy:
+        yield 0, 0
+    while dx or dy:
+        part_x = max(-SCROLL_CHUNK_NOTCHES, min(SCROLL_CHUNK_NOTCHES, dx))
+        part_y = max(-SCROLL_CHUNK_NOTCHES, min(SCROLL_CHUNK_NOTCHES, dy))
+        yield part_x, part_y
+        dx -= part_x
+        dy -= part_y
 
 
 class Navigator(ABC):

@@ -47,6 +47,11 @@ class InputError(PlatformError):
     """Injecting input failed (the OS refused it, or it cannot be expressed)."""
 
 
+class InputInterruptedError(InputError):
+    """An input action stopped part-way because its stop signal was set (an emergency
+    stop, Ctrl-C, a cancel): what it had sent stays sent, nothing more follows."""
+
+
 class CaptureError(PlatformError):
     """Reading the screen failed (the display went away, or refused the capture)."""
 

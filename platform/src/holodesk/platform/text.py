@@ -28,6 +28,11 @@ KEY_CHARACTERS: dict[str, str] = {
 
 _ZWJ = 0x200D
 
+# Characters sent to the OS as one piece, between two checks of the stop signal: few
+# enough that a stop cuts typing off within milliseconds (and no backend ever queues
+# a whole text before sending it), enough that the round trip per piece costs little.
+TEXT_CHUNK_CHARS = 32
+
 
 @dataclass(frozen=True)
 class TextRun:
@@ -121,6 +126,22 @@ def chunk_utf16(text: str, max_units: int) -> list[str]:
     if current:
         chunks.append(current)
     return chunks
+
+
+def chunk_text(text: str, size: int = TEXT_CHUNK_CHARS) -> Iterator[str]:
+    """Text in pieces of at most `size` code points (a longer single user-perceived
+    character stays whole), cut between user-perceived characters; lazily, so typing
+    a long text costs time and memory in proportion to it."""
+    if size < 1:
+        raise ValueError(f"a text chunk must hold at least one character, not {size}")
+    current = ""
+    for cluster in _clusters(text):
+        if current and len(current) + len(cluster) > size:
+            yield current
+            current = ""
+        current += cluster
+    if current:
+        yield current
 
 
 def _clusters(text: str) -> Iterator[str]:

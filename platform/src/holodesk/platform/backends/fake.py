@@ -118,6 +118,8 @@ class FakeInput(InputDriver):
         self._record(Scroll(dx, dy))
 
     def type_text(self, text: str) -> None:
+        # One Text event per action, so the stop signal is checked once, before it.
+        self._checkpoint()
         self._record(Text(text))
 
     def cursor_position(self) -> tuple[int, int]:

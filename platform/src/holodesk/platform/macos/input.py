@@ -201,13 +201,14 @@ class QuartzInput(InputDriver):
     def type_text(self, text: str) -> None:
         steps = plan_text(text)
         with self._lock:
-            for step in steps:
+            for step in self._checked(steps):
                 if isinstance(step, KeyPress):
                     stroke = self._stroke(step.key)
                     self._press(stroke, add_shift=True)
                     self._release(stroke)
                     continue
-                for chunk in chunk_utf16(step.text, self._chunk):
+                # One event pair per chunk (at most 20 units), the stop signal checked before each.
+                for chunk in self._checked(chunk_utf16(step.text, self._chunk)):
                     # No flags: held modifiers would turn text into shortcuts.
                     self._api.post(KeyEvent(TEXT_KEYCODE, True, 0, chunk))
                     self._api.post(KeyEvent(TEXT_KEYCODE, False, 0, chunk))

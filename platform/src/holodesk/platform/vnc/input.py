@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
 from holodesk.platform.base import InputDriver, MouseButton
 from holodesk.platform.errors import InputError
+from holodesk.platform.text import TEXT_CHUNK_CHARS
 from holodesk.platform.vnc.client import RfbClient, ServerInfo
 from holodesk.platform.vnc.connection import VncLink
 from holodesk.platform.vnc.keys import (
@@ -67,8 +67,9 @@ class VncInput(InputDriver):
 
     RFB never reports the pointer, so its position is the one this driver
     last sent (the framebuffer's centre before the first move). Text goes as keysyms, one press
-    and release per character, in one write; characters the server would
-    drop raise InputError first (see `holodesk.platform.vnc.keys`).
+    and release per character, one write per TEXT_CHUNK_CHARS characters with the
+    stop signal checked before each; characters the server would drop raise
+    InputError before any is sent (see `holodesk.platform.vnc.keys`).
     """
 
     def __init__(
@@ -191,8 +192,13 @@ class VncInput(InputDriver):
         bound = BOOK.bound(address)
         self._support(client).check([s.char for s in strokes], client.info, bound)
         batch: list[tuple[int, bool]] = []
+        in_batch = 0
         shift_held = "shift" in self._held_keys
         for stroke in strokes:
+            if in_batch == TEXT_CHUNK_CHARS:
+                self._checkpoint()
+                client.keys(batch)
+                batch, in_batch = [], 0
             new = beyond_ascii(stroke.char) and stroke.keysym not in bound
             if new and not (shift_held or stroke.shift):
                 # Xvnc binds on its master keyboard, which takes the keymap of the
@@ -200,14 +206,17 @@ class VncInput(InputDriver):
                 # switch happen first, else the switch wipes the binding just made.
                 batch += [(SHIFT, True), (SHIFT, False)]
             batch += stroke.events()
+            in_batch += 1
             if new:
                 # First use on this server: it binds a keycode now; let apps catch up.
+                self._checkpoint()
                 client.keys(batch)
-                batch = []
+                batch, in_batch = [], 0
                 BOOK.record(address, stroke.keysym)
                 bound.add(stroke.keysym)
-                time.sleep(self._settle_s)
+                self._pause(self._settle_s)
         if batch:
+            self._checkpoint()
             client.keys(batch)
 
     def _support(self, client: RfbClient) -> KeysymSupport:

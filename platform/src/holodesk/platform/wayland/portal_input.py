@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 
 from holodesk.platform.base import InputDriver, MouseButton
-from holodesk.platform.text import KeyPress, plan_text
+from holodesk.platform.text import KeyPress, chunk_text, plan_text
 from holodesk.platform.wayland.buttons import evdev_button
 from holodesk.platform.wayland.layout import DesktopLayout
 from holodesk.platform.wayland.portal import (
@@ -82,12 +82,14 @@ class PortalInput(InputDriver):
     def type_text(self, text: str) -> None:
         steps = plan_text(text)  # refuses control characters before anything is typed
         with self._lock:
-            for step in steps:
+            for step in self._checked(steps):
                 if isinstance(step, KeyPress):
                     self._tap(keysym_for_key(step.key))
                     continue
-                for char in step.text:
-                    self._tap(keysym_for_char(char))
+                # The stop signal is checked before each bounded piece of the text.
+                for piece in self._checked(chunk_text(step.text)):
+                    for char in piece:
+                        self._tap(keysym_for_char(char))
 
     def _tap(self, keysym: int) -> None:
         self._session.keysym(keysym, True)

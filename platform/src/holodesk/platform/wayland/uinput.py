@@ -29,7 +29,7 @@ from evdev import AbsInfo, UInput, UInputError, ecodes
 
 from holodesk.platform.base import InputDriver, MouseButton, Region
 from holodesk.platform.errors import InputError
-from holodesk.platform.text import KeyPress, plan_text
+from holodesk.platform.text import TEXT_CHUNK_CHARS, KeyPress, plan_text
 from holodesk.platform.wayland.buttons import EVDEV_BUTTONS, evdev_button
 from holodesk.platform.wayland.keycodes import ALL_KEYCODES, stroke_for
 
@@ -227,7 +227,9 @@ class UinputInput(InputDriver):
             strokes.extend(self._stroke(char) for char in chars)  # all checked before typing
         with self._lock:
             shift_held = "shift" in self._held_keys
-            for code, shift in strokes:
+            for index, (code, shift) in enumerate(strokes):
+                if index % TEXT_CHUNK_CHARS == 0:
+                    self._checkpoint()  # before each bounded piece of the text
                 shift = shift and not shift_held
                 events = [(ecodes.EV_KEY, code, 1), (ecodes.EV_KEY, code, 0)]
                 if shift:

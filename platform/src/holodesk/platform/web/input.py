@@ -28,7 +28,7 @@ from typing import Any
 from holodesk.platform.base import InputDriver, MouseButton
 from holodesk.platform.clicks import ClickCounter
 from holodesk.platform.keys import is_modifier
-from holodesk.platform.text import KeyPress, TextRun, plan_text
+from holodesk.platform.text import KeyPress, TextRun, chunk_text, plan_text
 from holodesk.platform.web.keys import MODIFIER_BITS, key_definition
 from holodesk.platform.web.page import WebPage
 
@@ -166,9 +166,11 @@ class WebInput(InputDriver):
     def type_text(self, text: str) -> None:
         steps = plan_text(text)  # refuses untypeable characters before anything is sent
         with self._lock:
-            for step in steps:
+            for step in self._checked(steps):
                 if isinstance(step, TextRun):
-                    self._page.insert_text(step.text)
+                    # In bounded pieces, the stop signal checked before each.
+                    for piece in self._checked(chunk_text(step.text)):
+                        self._page.insert_text(piece)
                 elif isinstance(step, KeyPress):
                     # Line breaks and tabs as their keys: Enter submits, Tab moves focus.
                     self._key(step.key, True)

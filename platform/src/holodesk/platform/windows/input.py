@@ -131,7 +131,8 @@ class WinInput(InputDriver):
             else:
                 batch += events.unicode_text(step.text)
         with self._lock:
-            for start in range(0, len(batch), TEXT_BATCH):
+            # The stop signal is checked before each batch.
+            for start in self._checked(range(0, len(batch), TEXT_BATCH)):
                 self._send(batch[start : start + TEXT_BATCH])
 
     # -- sending ------------------------------------------------------------------------

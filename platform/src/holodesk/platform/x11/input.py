@@ -13,7 +13,8 @@ from Xlib import error as xerror
 from Xlib.ext import xtest
 
 from holodesk.platform.base import InputDriver, MouseButton, Region
-from holodesk.platform.errors import InputError
+from holodesk.platform.errors import InputError, InputInterruptedError
+from holodesk.platform.text import TEXT_CHUNK_CHARS
 from holodesk.platform.x11.keymap import Keymap, Stroke
 from holodesk.platform.x11.keysyms import (
     CAPS_LOCK_KEYSYM,
@@ -51,6 +52,12 @@ class X11Input(InputDriver):
     last use (restored by a timer, or reused if typed again) and is never
     changed sooner. No client reports when it has caught up, hence the delays;
     text whose characters all have keys, or are still bound, never waits.
+
+    Text goes in chunks of at most TEXT_CHUNK_CHARS characters, each flushed to
+    the server before the next is queued, with the stop signal checked between
+    them and the delays slept on it: a stop cuts typing off after the chunk in
+    flight, and the cost stays linear in the text (python-xlib's send buffer,
+    grown by a whole text, is re-sliced on every partial socket write).
     """
 
     def __init__(
@@ -159,7 +166,7 @@ class X11Input(InputDriver):
             if caps:
                 self._tap(CAPS_LOCK_KEYSYM)
             try:
-                for chunk in self._chunks(keysyms):
+                for chunk in self._checked(self._chunks(keysyms)):
                     self._type_chunk(chunk)
             finally:
                 if caps:
@@ -178,7 +185,8 @@ class X11Input(InputDriver):
         self._fake_key(stroke.keycode, False)
 
     def _chunks(self, keysyms: list[int]) -> Iterator[list[int]]:
-        """Cut text into pieces that each fit the keycodes available for binding.
+        """Cut text into pieces of at most TEXT_CHUNK_CHARS that each fit the keycodes
+        available for binding.
 
         Lazy on purpose: each piece is measured against the mapping as the
         previous pieces left it.
@@ -188,7 +196,7 @@ class X11Input(InputDriver):
             capacity = len(self._keymap.bindable())
             needing: set[int] = set()
             end = start
-            while end < len(keysyms):
+            while end < len(keysyms) and end - start < TEXT_CHUNK_CHARS:
                 keysym = keysyms[end]
                 stroke = self._keymap.find(keysym)
                 # A keysym on one of our bindings also occupies a bindable keycode.
@@ -239,7 +247,7 @@ class X11Input(InputDriver):
         # Wait first, bind after: requests queued during a wait would reach
         # clients late, and late is exactly what lingering guards against.
         for keycode in chosen:
-            self._wait_out_linger(keycode)
+            self._wait_out_linger(keycode, interruptible=True)
         strokes: dict[int, Stroke] = {}
         for keysym, keycode in zip(keysyms, chosen, strict=True):
             strokes[keysym] = self._keymap.bind(keycode, keysym, time.monotonic())
@@ -247,15 +255,23 @@ class X11Input(InputDriver):
         # Some toolkits (Tk among them) translate a key event when they read it
         # but refresh their keymap only when they dispatch the MappingNotify, so
         # the key events must arrive after every client has caught up.
-        time.sleep(self._settle_s)
+        try:
+            self._pause(self._settle_s)
+        except InputInterruptedError:
+            self._schedule_restore()  # stopped before using them: undo them in time
+            raise
         return strokes
 
-    def _wait_out_linger(self, keycode: int) -> None:
+    def _wait_out_linger(self, keycode: int, interruptible: bool = False) -> None:
+        """Sleep until `keycode`'s binding may change; while typing, a stop cuts it short."""
         binding = self._keymap.binding(keycode)
         if binding is not None:
             remaining = binding.last_used + self._linger_s - time.monotonic()
             if remaining > 0:
-                time.sleep(remaining)
+                if interruptible:
+                    self._pause(remaining)
+                else:
+                    time.sleep(remaining)
 
     def _needs_shift(self, stroke: Stroke) -> bool:
         # Shift already held by this driver (e.g. a chord) selects the level itself.
