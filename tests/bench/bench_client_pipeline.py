@@ -51,7 +51,7 @@ from holodesk.client import convert as client_convert
 from holodesk.client.capture import FrameCapturer, downsize, fit_size
 from holodesk.client.frames import FrameSpec, SentFrame
 from holodesk.daemon import convert as daemon_convert
-from holodesk.daemon import frame_deltas
+from holodesk.daemon import frame_deltas, frame_pixels
 from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.frames import EncodedFrame, FrameLimits, ImageEncoding
 from holodesk.daemon.geometry import Size
@@ -348,8 +348,8 @@ def session(desk: Desktop, chosen: dict[str, FrameSpec], steps: int) -> dict[str
             if spec.encoding.value == "png":  # lossless: the rebuilt frame must be exact
                 result.checked += 1
                 expected = np.asarray(downsize(truth.convert("RGB"), (frame.width, frame.height)))
-                with Image.open(io.BytesIO(rebuilt.data)) as image:
-                    result.exact += np.array_equal(np.asarray(image.convert("RGB")), expected)
+                shown = np.asarray(frame_pixels.decode(rebuilt).convert("RGB"))
+                result.exact += np.array_equal(shown, expected)
     for name, result in results.items():
         result.rebuild_ms = [1000 * s for s in daemons[name].rebuild_seconds]
     return results
@@ -360,10 +360,10 @@ def session(desk: Desktop, chosen: dict[str, FrameSpec], steps: int) -> dict[str
 
 def rebuild_encodings(frame: Image.Image) -> dict[str, dict[str, float]]:
     """Encode ms, decode ms and KiB of a rebuilt frame: as the daemon stores it
-    (frame_deltas.encode_lossless: indexed PNG when exact, else WebP lossless) and as
+    (frame_pixels.encode_lossless: indexed PNG when exact, else WebP lossless) and as
     WebP lossless and RGB PNG level 1."""
     choices: dict[str, Callable[[io.BytesIO], object]] = {
-        "daemon": lambda buffer: buffer.write(frame_deltas.encode_lossless(frame)[1]),
+        "daemon": lambda buffer: buffer.write(frame_pixels.encode_lossless(frame)[1]),
         "png-1": lambda buffer: frame.save(buffer, "PNG", compress_level=1),
         "webp-lossless-m0": lambda buffer: frame.save(
             buffer, "WEBP", lossless=True, method=0, quality=0
@@ -553,7 +553,8 @@ def add_legibility_figure(report: Report, label: str, result: dict[str, Any]) ->
 
 
 def add_encoding_figures(report: Report, runs: dict[str, Any]) -> None:
-    """How the daemon stores rebuilt frames (frame_deltas.py), against the alternatives."""
+    """How the daemon encodes a rebuilt frame when it must stand alone (a long chain of
+    patches, a recording: frame_pixels.py), against the alternatives."""
     for label, run in runs.items():
         choice = run["rebuild_encodings"]
         ours = choice["daemon"]

@@ -17,10 +17,13 @@ import pytest
 from google.rpc import error_details_pb2
 from PIL import Image
 
-from holodesk.daemon import frame_deltas
+from holodesk.daemon import frame_deltas, frame_pixels
 from holodesk.daemon.cli import build_parser, config_from_args
-from holodesk.daemon.frames import EncodedFrame, FrameLimits, ImageEncoding
+from holodesk.daemon.dialects import get_dialect
+from holodesk.daemon.engines.scripted import ScriptedEngine
+from holodesk.daemon.frames import EncodedFrame, FrameLimits, FramePatch, ImageEncoding
 from holodesk.daemon.geometry import Rect, Size
+from holodesk.daemon.policies.model import ModelPolicy
 from holodesk.data.png import encode_png
 from holodesk.proto.v1 import agent_pb2, frame_pb2, geometry_pb2
 from tests.daemon.support import (
@@ -59,6 +62,11 @@ def noise(width: int, height: int, seed: int) -> Image.Image:
 def decoded(data: bytes) -> np.ndarray:
     with Image.open(io.BytesIO(data)) as image:
         return np.asarray(image.convert("RGB"))
+
+
+def pixels_of(frame: EncodedFrame) -> np.ndarray:
+    """What the frame shows: its image with its patches painted in."""
+    return np.asarray(frame_pixels.decode(frame).convert("RGB"))
 
 
 def full_frame(frame_id: str, image: Image.Image, fmt: str = "PNG") -> frame_pb2.Frame:
@@ -115,8 +123,9 @@ async def test_deltas_are_offered_and_rebuilt_into_the_exact_frames_the_policy_s
         expected[4:14, 5:25] = np.asarray(first)
         expected[6:14, 10:18] = np.asarray(second)
         assert f3.frame_id == "f3"
-        assert f3.encoding is ImageEncoding.WEBP  # noise: more colours than a palette holds
-        np.testing.assert_array_equal(decoded(f3.data), expected)
+        # Kept as f1's bytes plus the two patches as sent: nothing was re-encoded.
+        assert (f3.data, f3.encoding, len(f3.patches)) == (f1.data, ImageEncoding.JPEG, 2)
+        np.testing.assert_array_equal(pixels_of(f3), expected)
         assert (f3.size, f3.source, f3.scale_factor) == (f1.size, f1.source, f1.scale_factor)
         assert f4.data == f1.data
         assert [f.frame_id for f in policy.contexts[-1].frames] == ["f1", "f2", "f3", "f4"]
@@ -393,28 +402,30 @@ def rebuilt_with(
         frame_id="d",
         size=size,
         base_frame_id="b",
-        patches=(frame_deltas.FramePatch(rect, ImageEncoding.PNG, encode(pixels)),),
+        patches=(FramePatch(rect, ImageEncoding.PNG, encode(pixels)),),
     )
     return asyncio.run(frame_deltas.resolve(wire, [base], FrameLimits(), "frame"))
 
 
-def test_rebuild_decodes_any_base_and_stores_the_result_losslessly() -> None:
+def test_rebuild_decodes_any_base_and_keeps_its_bytes_with_the_patch() -> None:
     base_image = noise(40, 30, 5)
     pixels = noise(10, 10, 6)
-    rebuilt = rebuilt_with(encode(base_image), Size(40, 30), (30, 20), pixels)
+    base_data = encode(base_image)
+    rebuilt = rebuilt_with(base_data, Size(40, 30), (30, 20), pixels)
     expected = np.asarray(base_image).copy()
     expected[20:30, 30:40] = np.asarray(pixels)
-    np.testing.assert_array_equal(decoded(rebuilt.data), expected)
-    assert (rebuilt.frame_id, rebuilt.size) == ("d", Size(40, 30))
+    np.testing.assert_array_equal(pixels_of(rebuilt), expected)
+    assert (rebuilt.frame_id, rebuilt.size, rebuilt.data) == ("d", Size(40, 30), base_data)
+    assert [p.rect for p in rebuilt.patches] == [Rect(30, 20, 10, 10)]
 
 
-def test_a_rebuilt_screen_of_few_colours_is_stored_as_indexed_png() -> None:
-    """Like the frames the client sends: exact, one byte a pixel, and in the encoding a
-    PNG dialect asks for (so its model image is the frame as it is)."""
+def test_a_rebuilt_screen_of_few_colours_stands_alone_as_indexed_png() -> None:
+    """Like the frames the client sends: exact, one byte a pixel (what a recording
+    stores, and what a chain is encoded as once it is long)."""
     flat = Image.new("RGB", (64, 48), (236, 236, 236))
     button = Image.new("RGB", (20, 10), (30, 110, 220))
-    rebuilt = rebuilt_with(encode(flat), Size(64, 48), (8, 8), button)
-    assert rebuilt.encoding is ImageEncoding.PNG
+    rebuilt = frame_pixels.standalone(rebuilt_with(encode(flat), Size(64, 48), (8, 8), button))
+    assert (rebuilt.encoding, rebuilt.patches) == (ImageEncoding.PNG, ())
     with Image.open(io.BytesIO(rebuilt.data)) as image:
         assert image.mode == "P"
     expected = np.asarray(flat).copy()
@@ -449,11 +460,127 @@ def test_a_rebuild_on_an_indexed_base_is_exact_whether_or_not_the_palette_holds_
     rebuilt = rebuilt_with(encode_png(base_image), Size(120, 80), (5, 7), pixels)
     expected = np.asarray(base_image).copy()
     expected[7:27, 5:35] = np.asarray(pixels)
-    np.testing.assert_array_equal(decoded(rebuilt.data), expected)
-    with Image.open(io.BytesIO(rebuilt.data)) as image:
+    np.testing.assert_array_equal(pixels_of(rebuilt), expected)
+    flat = frame_pixels.standalone(rebuilt)
+    np.testing.assert_array_equal(decoded(flat.data), expected)
+    with Image.open(io.BytesIO(flat.data)) as image:
         assert (image.format, image.mode) == stored_as
 
 
 def test_deltas_are_on_by_default_and_a_flag_turns_them_off() -> None:
     assert config_from_args(build_parser().parse_args([])).frame_deltas
     assert not config_from_args(build_parser().parse_args(["--no-frame-deltas"])).frame_deltas
+
+
+def _chain_of(steps: int, patch_for: Callable[[int], Image.Image]) -> list[EncodedFrame]:
+    """`steps` deltas, each painting patch_for(i) at (i % 50, i % 40) of the one before."""
+    base = EncodedFrame(
+        "f0", Size(WIDTH, HEIGHT), ImageEncoding.PNG, encode(noise(WIDTH, HEIGHT, 0))
+    )
+    frames = [base]
+    for index in range(1, steps + 1):
+        pixels = patch_for(index)
+        rect = Rect(index % 50, index % 40, pixels.width, pixels.height)
+        wire = frame_deltas.FrameDelta(
+            frame_id=f"f{index}",
+            size=base.size,
+            base_frame_id=frames[-1].frame_id,
+            patches=(FramePatch(rect, ImageEncoding.PNG, encode(pixels)),),
+        )
+        frames.append(asyncio.run(frame_deltas.resolve(wire, frames[-1:], FrameLimits(), "f")))
+    return frames
+
+
+def _expected(
+    frames: list[EncodedFrame], patch_for: Callable[[int], Image.Image]
+) -> list[np.ndarray]:
+    canvas = Image.open(io.BytesIO(frames[0].data)).convert("RGB")
+    shown = [np.asarray(canvas)]
+    for index in range(1, len(frames)):
+        canvas = canvas.copy()
+        canvas.paste(patch_for(index), (index % 50, index % 40))
+        shown.append(np.asarray(canvas))
+    return shown
+
+
+def test_a_long_chain_of_patches_is_encoded_once_as_a_new_image() -> None:
+    """Each changed step keeps its base's bytes and adds its patch: no re-encode of the
+    screen (40-60 ms at 1080p) until the chain is MAX_CHAIN_PATCHES long; then one
+    lossless image, exact, and the chain starts again on it."""
+
+    def dot(index: int) -> Image.Image:
+        return Image.new("RGB", (1, 1), (index * 3 % 256, 7, 200))
+
+    steps = frame_deltas.MAX_CHAIN_PATCHES + 10
+    frames = _chain_of(steps, dot)
+    lengths = [len(f.patches) for f in frames]
+    assert max(lengths) == frame_deltas.MAX_CHAIN_PATCHES
+    anchored = [i for i, f in enumerate(frames) if i and not f.patches]
+    assert anchored == [frame_deltas.MAX_CHAIN_PATCHES + 1]
+    assert all(f.data is frames[0].data for f in frames[: anchored[0]])
+    for frame, expected in zip(frames, _expected(frames, dot), strict=True):
+        np.testing.assert_array_equal(pixels_of(frame), expected)
+
+
+def test_patches_weighing_half_their_base_make_a_new_image() -> None:
+    """Big changes: painting them on every decode would cost more than a new image."""
+
+    def block(index: int) -> Image.Image:
+        return noise(24, 8, seed=index)  # ~0.6 KiB as PNG, the base ~9 KiB
+
+    frames = _chain_of(12, block)
+    assert any(i and not f.patches for i, f in enumerate(frames))
+    for frame in frames:
+        patch_bytes = frame.nbytes - len(frame.data)
+        assert patch_bytes <= frame_deltas.MAX_CHAIN_SHARE * len(frame.data)
+    for frame, expected in zip(frames, _expected(frames, block), strict=True):
+        np.testing.assert_array_equal(pixels_of(frame), expected)
+
+
+def test_a_screen_painted_in_two_steps_has_the_key_of_one_painted_in_one() -> None:
+    """The content key names the pixels' history, not the route: the same base and the
+    same patches are the same key however the steps split them, and a frame made
+    with patches by hand gets the same key (never its base's)."""
+    base = EncodedFrame(
+        "b", Size(WIDTH, HEIGHT), ImageEncoding.PNG, encode(noise(WIDTH, HEIGHT, 1))
+    )
+    one, two = (
+        FramePatch(Rect(x, 0, 4, 4), ImageEncoding.PNG, encode(noise(4, 4, x))) for x in (0, 10)
+    )
+    stepwise = base.painted("s1", (one,)).painted("s2", (two,))
+    at_once = base.painted("a", (one, two))
+    by_hand = EncodedFrame("h", base.size, base.encoding, base.data, patches=(one, two))
+    assert stepwise.content_key == at_once.content_key == by_hand.content_key
+    assert stepwise.content_key != base.content_key
+    assert base.painted("o", (one,)).content_key not in (base.content_key, at_once.content_key)
+
+
+@pytest.mark.parametrize(
+    "corrupt",
+    [
+        pytest.param(lambda png: png[: len(png) // 2], id="truncated"),
+        pytest.param(
+            lambda png: png[:60] + bytes(b ^ 0xFF for b in png[60:200]) + png[200:],
+            id="broken data stream",
+        ),
+    ],
+)
+async def test_a_frame_whose_body_does_not_decode_is_invalid_argument_naming_it(
+    corrupt: Callable[[bytes], bytes],
+) -> None:
+    """A valid PNG header and then junk passes the header check; the model image's
+    decode finds it. The caller's error, INVALID_ARGUMENT naming the frame (it was
+    INTERNAL "OSError: broken data stream")."""
+    engine = ScriptedEngine([WAIT, WAIT], processes_images=True)
+    policy = ModelPolicy(get_dialect("holotron"), engine, name="holotron")
+    data = corrupt(encode(noise(WIDTH, HEIGHT, 1)))
+    async with running_daemon([policy]) as daemon:
+        stream = daemon.stream()
+        await stream.start()
+        await stream.observe_nowait(make_frame("f1", WIDTH, HEIGHT, data=data))
+        error = await stream.error()
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, error.details()
+    assert "frame 'f1' cannot be decoded" in (error.details() or "")
+    request = error_details_pb2.BadRequest()
+    assert rich_status(error).details[0].Unpack(request)
+    assert request.field_violations[0].field == "frame.data"

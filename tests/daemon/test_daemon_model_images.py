@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from holodesk.daemon import frame_deltas
+from holodesk.daemon import frame_pixels
 from holodesk.daemon.decoded_screens import DecodedScreens
-from holodesk.daemon.dialects import get_dialect, images
+from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.dialects.coords import SmartResize, TileResize
 from holodesk.daemon.engines.scripted import ScriptedEngine
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
@@ -109,13 +109,14 @@ def test_a_dialect_answering_in_resized_pixels_keeps_its_own_resize(name: str) -
 def decodes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Counts the frames the dialect decodes to make model images."""
     counted: list[int] = []
-    decode = images._decode
+    decode = frame_pixels.decode
 
-    def counting(data: bytes) -> Image.Image:
-        counted.append(len(data))
-        return decode(data)
+    def counting(frame: EncodedFrame, field: str = "frame.data") -> Image.Image:
+        if field == "frame.data":  # a model image's (a delta's rebuild names its field)
+            counted.append(len(frame.data))
+        return decode(frame, field)
 
-    monkeypatch.setattr(images, "_decode", counting)
+    monkeypatch.setattr(frame_pixels, "decode", counting)
     return counted
 
 
@@ -186,13 +187,13 @@ async def test_a_delta_on_the_screen_rebuilt_last_paints_on_it_without_decoding_
     rebuilt: now only the first delta of a stream decodes (its full frame's bytes).
     Without the cache (--decoded-screens-mb 0) every delta decodes its base."""
     decoded: list[str] = []
-    decode = frame_deltas._decode
+    decode = frame_pixels.decode_bytes
 
     def counting(data: bytes, field_name: str, what: str) -> Image.Image:
         decoded.append(what)
         return decode(data, field_name, what)
 
-    monkeypatch.setattr(frame_deltas, "_decode", counting)
+    monkeypatch.setattr(frame_pixels, "decode_bytes", counting)
     policy = ModelPolicy(get_dialect("holotron"), ScriptedEngine([WAIT] * 4), name="holotron")
     base = noise(WIDTH, HEIGHT, seed=1)
     async with running_daemon([policy], decoded_screen_bytes=cache_bytes) as daemon:
@@ -205,10 +206,10 @@ async def test_a_delta_on_the_screen_rebuilt_last_paints_on_it_without_decoding_
             expected.paste(painted, (index * 5, index * 3))
             wire = delta(f"f{index}", f"f{index - 1}", patch(index * 5, index * 3, painted))
             step = (await stream.observe(wire, ok_results(step))).actions
-        bases = [what for what in decoded if what.startswith("base frame")]
-        assert bases == [f"base frame 'f{i}'" for i in range(1, decoded_bases + 1)]
+        bases = [what for what in decoded if what.startswith("frame '")]
+        assert bases == [f"frame 'f{i}'" for i in range(1, decoded_bases + 1)]
         session = next(iter(daemon.running.registry.list()))
         newest = session.frames[-1]
         assert np.array_equal(
-            np.asarray(Image.open(io.BytesIO(newest.data)).convert("RGB")), np.asarray(expected)
+            np.asarray(frame_pixels.decode(newest).convert("RGB")), np.asarray(expected)
         )

@@ -6,7 +6,8 @@ import asyncio
 
 import pytest
 
-from holodesk.daemon.actions import ActionResult, Click, Done, Fail
+from holodesk.daemon.actions import ActionResult, Click, Done
+from holodesk.daemon.errors import InvalidArgument
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
 from holodesk.daemon.geometry import Size
 from holodesk.daemon.policies.base import Policy, StepContext
@@ -103,12 +104,10 @@ async def test_decide_reports_its_reasoning_and_raw_output(policy: OcrPolicy) ->
     assert '"click_element"' in decision.raw_output
 
 
-async def test_an_undecodable_frame_fails_the_step(policy: OcrPolicy) -> None:
+async def test_an_undecodable_frame_is_the_callers_error(policy: OcrPolicy) -> None:
     frame = EncodedFrame("f0", Size(10, 10), ImageEncoding.PNG, b"not a png")
-    decision = await policy.decide(StepContext("s", 'click "OK"', 1, (frame,)))
-    (fail,) = decision.actions
-    assert isinstance(fail, Fail)
-    assert "cannot be decoded" in fail.reason
+    with pytest.raises(InvalidArgument, match="frame 'f0' cannot be decoded"):
+        await policy.decide(StepContext("s", 'click "OK"', 1, (frame,)))
 
 
 async def test_the_last_step_done_ends_with_an_empty_answer(policy: OcrPolicy) -> None:

@@ -15,8 +15,8 @@ from google.protobuf import timestamp_pb2
 
 from holodesk.daemon import actions as act
 from holodesk.daemon.errors import InvalidArgument
-from holodesk.daemon.frame_deltas import FrameDelta, FramePatch
-from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
+from holodesk.daemon.frame_deltas import FrameDelta
+from holodesk.daemon.frames import EncodedFrame, FramePatch, FrameSpec, ImageEncoding
 from holodesk.daemon.generation import (
     MAX_CANDIDATES,
     MAX_SAMPLED_TOKENS,

@@ -2,38 +2,40 @@
 
 A client whose FrameSpec says accept_deltas may send a frame as "frame B with
 these patches painted over it" (no patches: the screen did not change). The daemon
-checks the delta against its base and rebuilds the full image here, so everything
-downstream (policies, the history window, recordings) only ever sees a normal
-EncodedFrame, exactly the pixels the client meant.
+checks the delta against its base and rebuilds it here, so everything downstream
+(policies, the history window, recordings) sees an EncodedFrame whose pixels
+(frame_pixels.decode) are exactly those the client meant.
 
-Memory stays bounded because frames stay encoded: the base is decoded only while
-a delta is rebuilt, and the result is re-encoded losslessly right away (lossless,
-so a later delta on it rebuilds exactly what the client expects: no drift). An
-unchanged screen costs nothing: the new frame shares its base's bytes.
+A rebuilt frame is kept as the frame it was painted on plus the patches, as the
+client sent them (EncodedFrame.patches): re-encoding a 1080p screen losslessly
+after every change cost 40-60 ms, most of a changed step, and a window of such
+frames held one full image per step. Pixels are made only when someone reads them
+(frame_pixels.decode), and the screen a step rebuilt stays decoded for a while
+(DecodedScreens), so the policy and the next delta mostly find it there. A chain
+that grows past a bound (MAX_CHAIN_PATCHES, or patches weighing half the image
+they are painted on) is encoded once as a new standalone image (losslessly, so a
+later delta on it rebuilds exactly what the client expects: no drift), so decoding
+a frame never paints more than that bound. An unchanged screen costs nothing: the
+new frame shares its base's bytes.
 
-Why rebuild eagerly instead of keeping (base, patches) and rebuilding on first
-read: every policy reads the newest frame at once, so laziness would defer the
-work, not save it, and a chain of lazy frames would pin every base it was built
-on, outside the history window's bound. (bench_client_pipeline.py measures the
-rebuild: decode + paint + lossless encode.)
+Why rebuild eagerly instead of keeping (base, patches) unchecked until first read:
+the patches are decoded and painted at once, so a patch that does not decode is
+refused with the step that sent it, and the policy, which reads the newest frame at
+once, finds its pixels made. (bench_client_pipeline.py measures the rebuild.)
 """
 
 from __future__ import annotations
 
 import asyncio
-import io
 import logging
-import warnings
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from PIL import Image, UnidentifiedImageError
-
+from holodesk.daemon import frame_pixels
 from holodesk.daemon.decoded_screens import DecodedScreens
 from holodesk.daemon.errors import InvalidArgument
-from holodesk.daemon.frames import EncodedFrame, FrameLimits, ImageEncoding, read_header
+from holodesk.daemon.frames import EncodedFrame, FrameLimits, FramePatch, read_header
 from holodesk.daemon.geometry import Rect, Size
-from holodesk.data.png import exact_palette, paint_indexed
 
 log = logging.getLogger(__name__)
 
@@ -41,22 +43,13 @@ log = logging.getLogger(__name__)
 MAX_PATCHES = 1024
 # Patches may overlap (painted in order), but not repaint the frame many times over.
 MAX_PATCH_AREA = 4  # frames' worth of pixels
-# How rebuilt frames are stored: lossless (a later delta paints on exact pixels)
-# and fast. Screens of up to 256 colours (most: see holodesk.data.png) as indexed
-# PNG at zlib level 1: 3-5x faster to encode than the RGB alternatives and what the
-# client sends, so a dialect that asks for PNG passes the frame through as it is.
-# Others as WebP lossless at its fastest effort: about as fast as RGB PNG level 1
-# and 35-40% smaller (bench_client_pipeline.py measures both).
-REBUILT_PNG_LEVEL = 1
-
-
-@dataclass(frozen=True)
-class FramePatch:
-    """New pixels: `rect` of the frame, as an image of exactly its size."""
-
-    rect: Rect
-    encoding: ImageEncoding
-    data: bytes = field(repr=False)
+# A rebuilt frame's chain of patches, past which it is encoded as a new image: the
+# most a decode of it paints (each patch decoded and pasted: ~0.1-0.3 ms), and, at
+# one or two patches per changed step, one lossless encode per 32-64 changed steps.
+MAX_CHAIN_PATCHES = 64
+# ... or once its patches weigh this share of the image they are painted on (big
+# changes: painting them costs as much as decoding a new image).
+MAX_CHAIN_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -102,7 +95,7 @@ async def resolve(
         base.frame_id,
         len(delta.patches),
         delta.wire_bytes,
-        len(frame.data),
+        frame.nbytes,
     )
     return frame
 
@@ -194,60 +187,34 @@ def _check_patch(patch: FramePatch, size: Size, where: str) -> None:
 def rebuild(
     delta: FrameDelta, base: EncodedFrame, where: str, decoded: DecodedScreens | None = None
 ) -> EncodedFrame:
-    """Paint the (validated) patches over the decoded base; encode the result losslessly.
+    """Paint the (validated) patches over the decoded base: the base's bytes plus the
+    patches, or a new lossless image once the chain is long (see the module's doc).
 
     A base stored as indexed PNG stays indexed while the patches' colours fit its
-    palette: only the patches are mapped, and the frame is encoded as it is
-    (at 1280x800, ~3x less work than re-indexing the whole frame every step).
+    palette: only the patches are mapped (at 1280x800, ~3x less work than
+    re-indexing the whole frame every step).
     """
     canvas = decoded.copy_of(base.content_key) if decoded is not None else None
     if canvas is None:
-        canvas = _decode(base.data, f"{where}.base_frame_id", f"base frame {base.frame_id!r}")
-    for index, patch in enumerate(delta.patches):
-        field_name = f"{where}.patches[{index}].data"
-        pixels = _decode(patch.data, field_name, "the patch").convert("RGB")
-        at = (patch.rect.x, patch.rect.y)
-        if not paint_indexed(canvas, pixels, at):
-            canvas = canvas.convert("RGB")
-            canvas.paste(pixels, at)
-    encoding, data = encode_lossless(canvas)
-    frame = EncodedFrame(
-        frame_id=delta.frame_id,
-        size=delta.size,
-        encoding=encoding,
-        data=data,
-        display_id=delta.display_id,
-        source=delta.source,
-        scale_factor=delta.scale_factor,
-    )
+        canvas = frame_pixels.decode(base, f"{where}.base_frame_id")
+    canvas = frame_pixels.paint(canvas, delta.patches, f"{where}.patches")
+    frame = base.painted(delta.frame_id, delta.patches)
+    if _chain_too_long(frame):
+        encoding, data = frame_pixels.encode_lossless(canvas)
+        frame = EncodedFrame(
+            frame_id=delta.frame_id,
+            size=delta.size,
+            encoding=encoding,
+            data=data,
+            display_id=delta.display_id,
+            source=delta.source,
+            scale_factor=delta.scale_factor,
+        )
     if decoded is not None:
         decoded.keep(frame.content_key, canvas)
     return frame
 
 
-def encode_lossless(image: Image.Image) -> tuple[ImageEncoding, bytes]:
-    """Indexed PNG when the image is indexed or has at most 256 colours, else WebP
-    lossless."""
-    indexed = image if image.mode == "P" else exact_palette(image)
-    buffer = io.BytesIO()
-    if indexed is not None:
-        indexed.save(buffer, "PNG", compress_level=REBUILT_PNG_LEVEL)
-        return ImageEncoding.PNG, buffer.getvalue()
-    # method 0 / quality 0: WebP's fastest lossless effort (still exact).
-    image.save(buffer, "WEBP", lossless=True, method=0, quality=0)
-    return ImageEncoding.WEBP, buffer.getvalue()
-
-
-def _decode(data: bytes, field_name: str, what: str) -> Image.Image:
-    """The image, loaded: indexed ("P") images stay indexed, the rest become RGB."""
-    try:
-        with warnings.catch_warnings():
-            # Sizes were checked against the frame limits already.
-            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(data)) as image:
-                image.load()
-                return image if image.mode == "P" else image.convert("RGB")
-    except (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError) as exc:
-        raise InvalidArgument(
-            field_name, f"{what} cannot be decoded ({type(exc).__name__}: {exc})"
-        ) from exc
+def _chain_too_long(frame: EncodedFrame) -> bool:
+    patch_bytes = frame.nbytes - len(frame.data)
+    return len(frame.patches) > MAX_CHAIN_PATCHES or patch_bytes > MAX_CHAIN_SHARE * len(frame.data)

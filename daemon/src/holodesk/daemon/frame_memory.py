@@ -8,8 +8,8 @@ not fit has that frame refused (RESOURCE_EXHAUSTED with RetryInfo, either way). 
 refused session stays detached for the resume window, so its client can resume it
 once memory is free again.
 
-Bytes shared between frames (an unchanged screen shares its base's bytes) count
-once per session.
+Bytes shared between frames (an unchanged screen shares its base's bytes, a
+rebuilt one its base's image and patches) count once per session.
 """
 
 from __future__ import annotations
@@ -61,5 +61,5 @@ class FrameMemory:
 
 def unique_bytes(frames: Iterable[EncodedFrame]) -> int:
     """Bytes the frames hold, counting bytes objects they share once."""
-    shared = {id(frame.data): len(frame.data) for frame in frames}
+    shared = {id(part): len(part) for frame in frames for part in frame.byte_parts()}
     return sum(shared.values())

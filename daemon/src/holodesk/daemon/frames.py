@@ -1,7 +1,9 @@
 """Encoded frames as the daemon keeps them, and their validation.
 
 Frames stay encoded for their whole life in the daemon (history windows hold
-bytes, not pixels); only the dialect decodes one when it builds a model image.
+bytes, not pixels); pixels are made from them only when needed (frame_pixels).
+A frame rebuilt from deltas is kept as the image it was painted on plus the
+patches, exactly as the client sent them, so a changed screen costs no re-encode.
 Validation reads the image header only, so it is cheap enough for every step.
 """
 
@@ -12,7 +14,7 @@ import functools
 import hashlib
 import io
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from PIL import Image, UnidentifiedImageError
 
@@ -35,23 +37,45 @@ class ImageEncoding(enum.Enum):
 
 
 @dataclass(frozen=True)
+class FramePatch:
+    """New pixels: `rect` of the frame, as an image of exactly its size."""
+
+    rect: Rect
+    encoding: ImageEncoding
+    data: bytes = field(repr=False)
+
+
+@dataclass(frozen=True)
 class EncodedFrame:
     frame_id: str
     size: Size
     encoding: ImageEncoding
+    # The encoded image; with `patches`, the image they are painted on.
     data: bytes = b""
     display_id: str = ""
     # Captured region of the virtual desktop, physical pixels.
     source: Rect | None = None
     scale_factor: float = 1.0
+    # Painted over `data` in order: a frame rebuilt from deltas (frame_deltas). Only
+    # frame_pixels reads a frame's pixels, so nothing else needs to know.
+    patches: tuple[FramePatch, ...] = ()
 
     @functools.cached_property
     def content_key(self) -> str:
-        """What the frame shows, as a digest of its bytes: an unchanged screen (a delta
-        without patches shares its base's bytes) has its base's key, so work done for
-        one image (the model image, the engine's processing) serves both. Computed on
-        first use (~0.3 ms for 300 KiB), not per read."""
-        return hashlib.blake2b(self.data, digest_size=16).hexdigest()
+        """What the frame shows, as a digest: of its bytes, or of its base's key and
+        the patches painted on it. An unchanged screen (a delta without patches)
+        shares its base's key, so work done for one image (the model image, the
+        engine's processing) serves both. Computed on first use (~0.3 ms for 300 KiB
+        of bytes), not per read."""
+        return _painted_key(hashlib.blake2b(self.data, digest_size=16).hexdigest(), self.patches)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(len(part) for part in self.byte_parts())
+
+    def byte_parts(self) -> tuple[bytes, ...]:
+        """The bytes objects the frame holds (shared with the frames it was built on)."""
+        return (self.data, *(patch.data for patch in self.patches))
 
     def renamed(self, frame_id: str) -> EncodedFrame:
         """The same screen under another id (an unchanged screen's delta): its bytes
@@ -61,11 +85,32 @@ class EncodedFrame:
             frame.__dict__["content_key"] = self.content_key
         return frame
 
+    def painted(self, frame_id: str, patches: tuple[FramePatch, ...]) -> EncodedFrame:
+        """This screen with `patches` painted over it, under another id: its bytes are
+        shared, and its key follows from this one's and the patches' (no rehash of
+        the image)."""
+        frame = replace(self, frame_id=frame_id, patches=self.patches + patches)
+        frame.__dict__["content_key"] = _painted_key(self.content_key, patches)
+        return frame
+
     def __repr__(self) -> str:  # never dump megabytes of bytes into logs
         return (
             f"EncodedFrame(frame_id={self.frame_id!r}, size={self.size.width}x"
-            f"{self.size.height}, encoding={self.encoding.value}, bytes={len(self.data)})"
+            f"{self.size.height}, encoding={self.encoding.value}, bytes={len(self.data)}, "
+            f"patches={len(self.patches)})"
         )
+
+
+def _painted_key(key: str, patches: tuple[FramePatch, ...]) -> str:
+    """The key of the screen `key` names with the patches painted on it, one patch at
+    a time: a frame painted in two steps has the key of one painted in one."""
+    for patch in patches:
+        rect = patch.rect
+        digest = hashlib.blake2b(key.encode(), digest_size=16)
+        digest.update(f"|{rect.x},{rect.y},{rect.width},{rect.height}|".encode())
+        digest.update(patch.data)
+        key = digest.hexdigest()
+    return key
 
 
 @dataclass(frozen=True)

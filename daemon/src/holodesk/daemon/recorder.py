@@ -33,7 +33,7 @@ import platformdirs
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from holodesk.daemon import convert
+from holodesk.daemon import convert, frame_pixels
 from holodesk.daemon.engines.base import ChatMessage, ImagePart, TextPart
 from holodesk.daemon.errors import FailedPrecondition
 from holodesk.daemon.frames import EncodedFrame, FrameSpec
@@ -178,31 +178,8 @@ class Recorder:
         track = self._live.get(session.session_id)
         if track is None:
             return
-        source = frame.source
         step = session.step + 1  # now: the job runs later, after the step is counted
-        track.queue.put_nowait(
-            (
-                lambda: track.writer.write_frame(
-                    step,
-                    frame.frame_id,
-                    frame.data,
-                    encoding=frame.encoding.value,
-                    width=frame.size.width,
-                    height=frame.size.height,
-                    display_id=frame.display_id,
-                    source=None
-                    if source is None
-                    else {
-                        "x": source.x,
-                        "y": source.y,
-                        "width": source.width,
-                        "height": source.height,
-                    },
-                    scale_factor=frame.scale_factor,
-                ),
-                None,
-            )
-        )
+        track.queue.put_nowait((lambda: _write_frame(track.writer, step, frame), None))
 
     def actions(
         self,
@@ -431,3 +408,23 @@ def _quietly(function: Callable[[], object]) -> Callable[[], None]:
             log.debug("ignored while stopping a recording: %s", exc)
 
     return run
+
+
+def _write_frame(writer: RecordingWriter, step: int, frame: EncodedFrame) -> None:
+    """A recording holds each screen as one image: a rebuilt frame's patches are
+    painted in and encoded here, in the writer's thread, never on the event loop."""
+    flat = frame_pixels.standalone(frame)
+    source = flat.source
+    writer.write_frame(
+        step,
+        flat.frame_id,
+        flat.data,
+        encoding=flat.encoding.value,
+        width=flat.size.width,
+        height=flat.size.height,
+        display_id=flat.display_id,
+        source=None
+        if source is None
+        else {"x": source.x, "y": source.y, "width": source.width, "height": source.height},
+        scale_factor=flat.scale_factor,
+    )

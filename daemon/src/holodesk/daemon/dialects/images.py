@@ -13,11 +13,11 @@ of steps in flight, decoded screens would otherwise pile up beyond any bound.
 from __future__ import annotations
 
 import functools
-import io
 from collections.abc import Callable
 
 from PIL import Image
 
+from holodesk.daemon import frame_pixels
 from holodesk.daemon.dialects.coords import ImageGeometry
 from holodesk.daemon.engines.base import ImagePart
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
@@ -42,7 +42,7 @@ def model_image(
     """
     target = geometry.model_image
     size = (target.width, target.height)
-    if target == frame.size and encoding is frame.encoding:
+    if target == frame.size and encoding is frame.encoding and not frame.patches:
         return ImagePart(
             frame.data,
             encoding.mime_type,
@@ -68,15 +68,14 @@ def model_image(
 def _load(
     frame: EncodedFrame, decoded: PixelLookup | None, size: tuple[int, int] | None
 ) -> Image.Image:
-    image = decoded(frame.content_key) if decoded is not None else None
-    rgb = _decode(frame.data) if image is None else image.convert("RGB")
+    kept = decoded(frame.content_key) if decoded is not None else None
+    # A kept screen is shared (the next delta paints on a copy of it): convert it to
+    # a copy; a screen decoded here is this call's own.
+    rgb = frame_pixels.decode(frame) if kept is None else kept.convert("RGB")
+    if rgb.mode != "RGB":
+        rgb = rgb.convert("RGB")
     if size is None or rgb.size == size:
         return rgb
     # Pixels, not bytes: an in-process engine takes them as they are, and a remote
     # one has them encoded (in the dialect's encoding) when it builds its request.
     return rgb.resize(size, Image.Resampling.BICUBIC)
-
-
-def _decode(data: bytes) -> Image.Image:
-    with Image.open(io.BytesIO(data)) as opened:
-        return opened.convert("RGB")

@@ -9,7 +9,6 @@ answers get. Stateless across steps: progress lives in the history's notes.
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 import os
 import shutil
@@ -18,8 +17,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from PIL import Image, UnidentifiedImageError
+from PIL import Image
 
+from holodesk.daemon import frame_pixels
 from holodesk.daemon.actions import Fail
 from holodesk.daemon.dialects import Dialect, DialectParseError, get_dialect
 from holodesk.daemon.dialects.coords import CoordinateConvention
@@ -190,11 +190,9 @@ def check_tesseract(config: TesseractConfig) -> None:
 
 
 def _decode(frame: EncodedFrame) -> Image.Image:
-    try:
-        with Image.open(io.BytesIO(frame.data)) as opened:
-            return opened.convert("RGB")
-    except (UnidentifiedImageError, OSError, ValueError) as exc:
-        raise OcrError(f"frame {frame.frame_id} cannot be decoded: {exc}") from exc
+    """RGB pixels; InvalidArgument when the frame's bytes do not decode (the caller's
+    error, as with every policy)."""
+    return frame_pixels.decode(frame).convert("RGB")
 
 
 def _number(

@@ -1,0 +1,105 @@
+"""Frames' bytes to pixels and back: the one place the daemon decodes or encodes a screen.
+
+A frame is its encoded image (`EncodedFrame.data`) with its patches painted over it
+in order (a rebuilt delta: see frame_deltas), so its pixels are made here, whoever
+asks (the delta rebuild, a model image, the OCR policy), and a frame that must
+stand alone as one image (a recording) is encoded here.
+
+A frame's bytes are the client's: a body that does not decode (a valid header, then
+junk) is the caller's error, INVALID_ARGUMENT naming the frame, never an internal one.
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+from collections.abc import Iterable
+
+from PIL import Image, UnidentifiedImageError
+
+from holodesk.daemon.errors import InvalidArgument
+from holodesk.daemon.frames import EncodedFrame, FramePatch, ImageEncoding
+from holodesk.data.png import exact_palette, paint_indexed
+
+# How frames the daemon encodes are stored: lossless (a later delta paints on exact
+# pixels) and fast. Screens of up to 256 colours (most: see holodesk.data.png) as
+# indexed PNG at zlib level 1: 3-5x faster to encode than the RGB alternatives and
+# what the client sends. Others as WebP lossless at its fastest effort: about as
+# fast as RGB PNG level 1 and 35-40% smaller (bench_client_pipeline.py measures both).
+LOSSLESS_PNG_LEVEL = 1
+
+
+def decode(frame: EncodedFrame, field: str = "frame.data") -> Image.Image:
+    """The frame's pixels: indexed ("P") while the image and its patches allow, else
+    RGB. InvalidArgument (`field`, naming the frame) when its bytes do not decode."""
+    canvas = decode_bytes(frame.data, field, f"frame {frame.frame_id!r}")
+    # Its patches decoded when the frame was rebuilt: they cannot fail here.
+    return paint(canvas, frame.patches, "frame.patches")
+
+
+def paint(canvas: Image.Image, patches: Iterable[FramePatch], where: str) -> Image.Image:
+    """The canvas with the patches painted over it in order (in place while it stays
+    indexed; an RGB copy once a patch's colours do not fit its palette). `where`
+    names the patches for an error: field `{where}[i].data`."""
+    for index, patch in enumerate(patches):
+        field = f"{where}[{index}].data"
+        pixels = decode_bytes(patch.data, field, "the patch").convert("RGB")
+        at = (patch.rect.x, patch.rect.y)
+        if not paint_indexed(canvas, pixels, at):
+            if canvas.mode != "RGB":
+                canvas = canvas.convert("RGB")
+            canvas.paste(pixels, at)
+    return canvas
+
+
+def standalone(frame: EncodedFrame) -> EncodedFrame:
+    """The frame as one image (its patches painted in and encoded losslessly), for
+    whoever reads its bytes without the daemon (a recording); as it is when it has
+    no patches."""
+    if not frame.patches:
+        return frame
+    encoding, data = encode_lossless(decode(frame))
+    return EncodedFrame(
+        frame_id=frame.frame_id,
+        size=frame.size,
+        encoding=encoding,
+        data=data,
+        display_id=frame.display_id,
+        source=frame.source,
+        scale_factor=frame.scale_factor,
+    )
+
+
+def encode_lossless(image: Image.Image) -> tuple[ImageEncoding, bytes]:
+    """Indexed PNG when the image is indexed or has at most 256 colours, else WebP
+    lossless."""
+    indexed = image if image.mode == "P" else exact_palette(image)
+    buffer = io.BytesIO()
+    if indexed is not None:
+        indexed.save(buffer, "PNG", compress_level=LOSSLESS_PNG_LEVEL)
+        return ImageEncoding.PNG, buffer.getvalue()
+    # method 0 / quality 0: WebP's fastest lossless effort (still exact).
+    image.save(buffer, "WEBP", lossless=True, method=0, quality=0)
+    return ImageEncoding.WEBP, buffer.getvalue()
+
+
+def decode_bytes(data: bytes, field: str, what: str) -> Image.Image:
+    """The image, loaded: indexed ("P") images stay indexed, the rest become RGB."""
+    try:
+        with warnings.catch_warnings():
+            # Sizes were checked against the frame limits already.
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as image:
+                image.load()
+                return image if image.mode == "P" else image.convert("RGB")
+    # Pillow's plugins raise SyntaxError for some malformed files.
+    except (
+        UnidentifiedImageError,
+        Image.DecompressionBombError,
+        OSError,
+        ValueError,
+        SyntaxError,
+    ) as exc:
+        raise InvalidArgument(
+            field, f"{what} cannot be decoded ({type(exc).__name__}: {exc})"
+        ) from exc
