@@ -22,6 +22,7 @@ from importlib.metadata import entry_points
 from typing import Protocol, TextIO, runtime_checkable
 
 from holodesk.client.exit_codes import ExitCode
+from holodesk.client.shown import shown
 
 COMMAND_MODULES: tuple[str, ...] = (
     "holodesk.client.run_command",
@@ -65,8 +66,10 @@ class Command:
 
 
 def command_error(command: str, message: object, code: int = ExitCode.USAGE) -> int:
-    """Say on stderr why `holodesk <command>` stopped; returns its exit status."""
-    print(f"holodesk {command}: error: {message}", file=sys.stderr)
+    """Say on stderr why `holodesk <command>` stopped; returns its exit status.
+
+    The message may quote a daemon or a recording: it is printed inert (`shown`)."""
+    print(shown(f"holodesk {command}: error: {message}"), file=sys.stderr)
     return code
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from holodesk.client.argtypes import number
 from holodesk.client.cli import Command, command_error
 from holodesk.client.exit_codes import ExitCode
+from holodesk.client.shown import shown
 from holodesk.data.export import (
     DATASET_FILES,
     FORMATS,
@@ -99,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         return command_error("export", str(error))
 
     def progress(recording: LoadedRecording, rows: int) -> None:
-        print(f"  {recording.recording_id}: {rows} row(s)", file=sys.stderr)
+        print(shown(f"  {recording.recording_id}: {rows} row(s)"), file=sys.stderr)
 
     try:
         summary = export(
@@ -113,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     except RecordingError as error:
         return command_error("export", error, ExitCode.FAILED)
     for recording_id, why in summary.skipped:
-        print(f"  skipped {recording_id}: {why}", file=sys.stderr)
+        print(shown(f"  skipped {recording_id}: {why}"), file=sys.stderr)
     print(
         f"{summary.rows} row(s) from {summary.recordings} of {len(paths)} recording(s), "
         f"{summary.images} image(s) -> {summary.dataset}",

@@ -37,6 +37,7 @@ from holodesk.client.locate_batch import (
     read_descriptions,
     run_batch,
 )
+from holodesk.client.shown import shown
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -109,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         summary = asyncio.run(_run(args, jobs, settings))
     except DaemonError as error:
-        print(f"holodesk locate: {error}; what was done is in {args.out}", file=sys.stderr)
+        print(shown(f"holodesk locate: {error}; what was done is in {args.out}"), file=sys.stderr)
         return ExitCode.DAEMON_ERROR
     except KeyboardInterrupt:
         print(f"holodesk locate: interrupted; run again to resume {args.out}", file=sys.stderr)
@@ -132,7 +133,7 @@ def _jobs(args: argparse.Namespace) -> list[Job]:
 async def _run(args: argparse.Namespace, jobs: list[Job], settings: ChannelSettings) -> Summary:
     def report(job: Job, error: str | None) -> None:
         if error is not None:
-            print(f"  {job.image}: {error}", file=sys.stderr)
+            print(shown(f"  {job.image}: {error}"), file=sys.stderr)
 
     channel = open_channel(args.server, settings)
     try:

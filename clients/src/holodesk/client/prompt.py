@@ -8,6 +8,8 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
+from holodesk.client.shown import shown
+
 T = TypeVar("T")
 
 
@@ -20,14 +22,15 @@ def prompt_user(question: str) -> str:
 
     The prompt goes to stderr or the tty, never stdout, which carries only the answer.
     """
+    prompt = _prompt(question)
     if sys.stdin is not None and sys.stdin.isatty():
-        sys.stderr.write(f"\n? {question}\n> ")
+        sys.stderr.write(prompt)
         sys.stderr.flush()
         line = sys.stdin.readline()
     else:
         try:
             with open("/dev/tty", "r+", encoding="utf-8") as tty:
-                tty.write(f"\n? {question}\n> ")
+                tty.write(prompt)
                 tty.flush()
                 line = tty.readline()
         except OSError:
@@ -35,6 +38,14 @@ def prompt_user(question: str) -> str:
     if not line:
         raise NoUserError(f"cannot ask {question!r}: the terminal closed (end of input)")
     return line.rstrip("\r\n")
+
+
+def _prompt(question: str) -> str:
+    """The question, inert (`shown`), each of its lines marked as the daemon's, so no
+    line of it can pass for the terminal's own (a "[sudo] password:" prompt)."""
+    lines = shown(question).split("\n")
+    body = "\n".join(f"| {line}" for line in lines)
+    return f"\n? the daemon asks:\n{body}\n> "
 
 
 def in_daemon_thread(function: Callable[[], T]) -> asyncio.Future[T]:

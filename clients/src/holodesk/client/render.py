@@ -1,4 +1,9 @@
-"""Compact, readable text for steps and outcomes (plain when not on a terminal)."""
+"""Compact, readable text for steps and outcomes (plain when not on a terminal).
+
+Nearly every line carries text from the daemon (ids, thoughts, answers, key names,
+error messages), so every line is printed through `shown`: no escape sequence
+it carries reaches the terminal as one.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ from holodesk.client.events import (
     Started,
 )
 from holodesk.client.outcome import SessionOutcome, StepRecord
+from holodesk.client.shown import shown
 
 _STATUS_STYLE = {
     a.ActionStatus.OK: "green",
@@ -99,41 +105,39 @@ class Printer:
     def started(self, started: Started) -> None:
         spec = started.frame_spec
         box = f"{spec.max_width or 'any'}x{spec.max_height or 'any'}"
-        self.progress.print(
+        self._progress(
             f"[bold]session[/] {escape(started.session_id)}  policy {escape(started.policy)}"
             f"  frames <= {box} {spec.encoding.value}"
         )
 
     def notice(self, notice: Notice) -> None:
         if isinstance(notice, LinkLost):
-            self.progress.print(
+            self._progress(
                 f"[yellow]connection lost[/] ({escape(notice.cause)}): no further action starts"
             )
         elif isinstance(notice, Reconnecting):
-            self.progress.print(
+            self._progress(
                 f"resuming in {notice.delay_s:.1f} s "
                 f"(attempt {notice.attempt} of {notice.max_attempts})"
             )
         elif isinstance(notice, Resumed):
-            self.progress.print(
+            self._progress(
                 f"[green]resumed[/] session {escape(notice.session_id)} at step {notice.step}"
                 f" ({notice.reported} pending result(s) reported)"
             )
         elif isinstance(notice, SafetyNotice):
-            self.progress.print(f"[yellow]safety:[/] {escape(notice.message)}")
+            self._progress(f"[yellow]safety:[/] {escape(notice.message)}")
 
     def step(self, record: StepRecord) -> None:
         by_id = {r.action_id: r for r in record.results}
         label = f"step {record.step}"
         if record.thought:
-            self.progress.print(
-                f"[dim]{label:<8}  thought: {escape(_short(record.thought, 120))}[/]"
-            )
+            self._progress(f"[dim]{label:<8}  thought: {escape(_short(record.thought, 120))}[/]")
             label = ""
         for action in record.actions:
             result = by_id.get(action.action_id)
             style = _STATUS_STYLE.get(result.status, "") if result else "red"
-            self.progress.print(
+            self._progress(
                 f"{label:<8}  {escape(describe(action))}  "
                 f"[{style or 'default'}]{escape(describe_result(result))}[/]"
             )
@@ -144,6 +148,10 @@ class Printer:
         line = f"[{style}]{outcome.outcome.value}[/] after {outcome.steps} step(s)"
         if outcome.reason:
             line += f": {escape(outcome.reason)}"
-        self.progress.print(line)
+        self._progress(line)
         if outcome.outcome is Outcome.SUCCEEDED:
-            self.answer.print(escape(outcome.answer), markup=True)
+            self.answer.print(shown(escape(outcome.answer)), markup=True)
+
+    def _progress(self, line: str) -> None:
+        """One line of rich markup whose daemon-supplied parts were escape()d."""
+        self.progress.print(shown(line))

@@ -29,6 +29,7 @@ from holodesk.client.replay.runner import (
     ReplaySettings,
     StepReplay,
 )
+from holodesk.client.shown import shown
 from holodesk.data.format import RecordingError
 from holodesk.data.stepview import LoadedRecording
 from holodesk.platform.errors import PlatformError
@@ -99,7 +100,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"holodesk replay: {error}", file=sys.stderr)
         return ExitCode.BACKEND_UNAVAILABLE
     console = Console(stderr=True, highlight=False)
-    console.print(f"replaying {escape(recording.recording_id)}: {escape(recording.manifest.task)}")
+    console.print(
+        shown(f"replaying {escape(recording.recording_id)}: {escape(recording.manifest.task)}")
+    )
     try:
         result = Replayer(
             recording, backend, settings, on_step=lambda s: console.print(_line(s))

@@ -12,6 +12,7 @@ import grpc.aio
 
 from holodesk.client import convert
 from holodesk.client.rollouts.trajectory import Reward
+from holodesk.client.shown import shown
 from holodesk.proto.v1 import agent_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -50,12 +51,16 @@ class RewardReporter:
 
     def _warn(self, kind: str, session_id: str, why: str) -> None:
         if kind in self._warned:
-            log.debug("the reward of session %s is not recorded: %s", session_id, why)
+            log.debug(
+                "the reward of session %s is not recorded: %s",
+                shown(session_id, multiline=False),
+                shown(why, multiline=False),
+            )
             return
         self._warned.add(kind)
         log.warning(
             "the reward of session %s is not recorded: %s; rewards stay in the "
             "trajectories (further warnings of this kind are not shown)",
-            session_id,
-            why,
+            shown(session_id, multiline=False),
+            shown(why, multiline=False),
         )

@@ -9,6 +9,7 @@ from pathlib import Path
 import platformdirs
 
 from holodesk.client.outcome import SessionOutcome
+from holodesk.client.shown import shown
 from holodesk.data.format import RecordingError
 from holodesk.data.report import write_report
 
@@ -29,5 +30,5 @@ def report_for(task: str, outcome: SessionOutcome) -> Path | None:
     try:
         return write_report(recording, recording / REPORT_FILE)
     except (RecordingError, OSError) as error:
-        log.warning("no report for %r: %s", task, error)
+        log.warning("no report for %r: %s", task, shown(str(error), multiline=False))
         return None

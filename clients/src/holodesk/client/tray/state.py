@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from holodesk.client.channel import ChannelSettings
+from holodesk.client.shown import shown
 
 
 class TrayState(enum.Enum):
@@ -50,4 +51,5 @@ class TrayStatus:
         text = f"holodesk ({self.server}): {words}"
         if self.detail and self.state in (TrayState.IDLE, TrayState.ERROR):
             text += f": {self.detail}"
-        return text
+        # The detail carries the daemon's answer or reason: one inert line.
+        return shown(text, multiline=False)
