@@ -8,7 +8,8 @@ Records (one JSON object per line, "type" first):
                     state, x_root, y_root, widget, time
   multi     Tk recognised a double or triple click: count, num, widget
   motion    Motion: state (Button1Mask = 0x100 while button 1 is held), x_root, y_root
-  key / keyup       KeyPress / KeyRelease: keysym, char, keycode, state, widget
+  key / keyup       KeyPress / KeyRelease: keysym, char, keycode, state, widget, time
+                    (time: the X server's timestamp in ms, CLOCK_MONOTONIC mod 2**32)
   wheel     MouseWheel (Tk 8.7+ turns buttons 4-7 into these): delta, state
   focus     FocusIn: widget
   command   the OK button was invoked
@@ -113,6 +114,7 @@ class Probe:
                     "keycode": event.keycode,
                     "state": int(event.state),
                     "widget": self.name(event.widget),
+                    "time": event.time,
                 }
             )
 

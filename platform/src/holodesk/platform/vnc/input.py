@@ -41,6 +41,8 @@ _SIDE_BUTTON_FIX = (
 WHEEL_UP, WHEEL_DOWN, WHEEL_LEFT, WHEEL_RIGHT = (1 << 3, 1 << 4, 1 << 5, 1 << 6)
 SHIFT = NAMED_KEYSYMS["shift"]
 DEFAULT_SETTLE_S = 0.1  # after a character's first use on a server (see keys)
+# How long a chunk of typed text may take the server to acknowledge (see _send_chunk).
+ACK_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -196,8 +198,7 @@ class VncInput(InputDriver):
         shift_held = "shift" in self._held_keys
         for stroke in strokes:
             if in_batch == TEXT_CHUNK_CHARS:
-                self._checkpoint()
-                client.keys(batch)
+                self._send_chunk(client, batch)
                 batch, in_batch = [], 0
             new = beyond_ascii(stroke.char) and stroke.keysym not in bound
             if new and not (shift_held or stroke.shift):
@@ -209,15 +210,25 @@ class VncInput(InputDriver):
             in_batch += 1
             if new:
                 # First use on this server: it binds a keycode now; let apps catch up.
-                self._checkpoint()
-                client.keys(batch)
+                self._send_chunk(client, batch)
                 batch, in_batch = [], 0
                 BOOK.record(address, stroke.keysym)
                 bound.add(stroke.keysym)
                 self._pause(self._settle_s)
         if batch:
-            self._checkpoint()
-            client.keys(batch)
+            self._send_chunk(client, batch)
+
+    def _send_chunk(self, client: RfbClient, events: list[tuple[int, bool]]) -> None:
+        """Send one chunk of key events, unless stopped, and wait until the server has them.
+
+        RFB acknowledges no input, and a socket takes a whole text at once: the server
+        would go on typing it long after a stop. A 1-pixel update request, which the
+        server answers after the messages before it, is the receipt, so the driver is
+        never more than one chunk ahead of the desktop.
+        """
+        self._checkpoint()
+        client.keys(events)
+        client.refresh(0, 0, 1, 1, ACK_TIMEOUT_S, probe=True)
 
     def _support(self, client: RfbClient) -> KeysymSupport:
         # Per call: a reconnect may have reached a different server.
