@@ -40,7 +40,7 @@ from holodesk.daemon.frames import EncodedFrame, FrameSpec
 from holodesk.daemon.policies.base import Decision, Policy
 from holodesk.daemon.sessions import Session
 from holodesk.data.format import ClientInfo, Manifest, RecordingError, make_recording_id
-from holodesk.data.writer import RecordingWriter
+from holodesk.data.writer import RecordingWriter, prepare_root
 from holodesk.proto.v1 import action_pb2, agent_pb2
 
 log = logging.getLogger(__name__)
@@ -117,7 +117,7 @@ class Recorder:
         so a bad --record-dir fails at once instead of at the first session."""
         if self.default_on:
             try:
-                self.root.mkdir(parents=True, exist_ok=True)
+                prepare_root(self.root)  # 0700 when new: recordings are private
             except OSError as exc:
                 raise OSError(f"--record-dir {self.root}: {exc.strerror or exc}") from exc
 

@@ -23,7 +23,6 @@ import io
 import json
 import math
 import os
-import re
 import shutil
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -32,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from PIL import Image
 
-from holodesk.data.format import OUTCOMES, ImagePart, RecordingError, TextPart
+from holodesk.data.format import OUTCOMES, ImagePart, RecordingError, TextPart, safe_name
 from holodesk.data.stepview import FrameRef, Json, LoadedRecording, StepView
 
 if TYPE_CHECKING:
@@ -42,8 +41,6 @@ ExportFormat = Literal["jsonl", "parquet"]
 FORMATS: tuple[ExportFormat, ...] = ("jsonl", "parquet")
 IMAGES_DIR = "images"
 DATASET_FILES: dict[ExportFormat, str] = {"jsonl": "data.jsonl", "parquet": "data.parquet"}
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 class ExportError(RecordingError):
@@ -231,7 +228,9 @@ def _dataset_image(recording: LoadedRecording, part: ImagePart) -> DatasetImage:
 
 
 def _safe(name: str) -> str:
-    return _UNSAFE.sub("_", name).strip("._") or "image"
+    # Up to 240 characters: a recording id and a frame file's stem, well under the
+    # 255 of most file systems.
+    return safe_name(name, 240, empty="image")
 
 
 def _floats(value: Any) -> list[float] | None:

@@ -18,6 +18,9 @@ Public API:
   (:class:`OtherPart` keeps a part type this version does not know).
 - :func:`make_recording_id`, :func:`frame_file_name`, :class:`RecordingError`,
   :class:`RecordingFormatError`.
+- Names that become paths: :func:`safe_name` makes one from any text (a session id,
+  a frame id from the wire), :func:`check_name` refuses a name read back (a manifest's
+  ``recording_id``) that is not one; :data:`NAME_RULE` says what one is.
 
 Compatibility: :data:`FORMAT_VERSION` is the major version. Readers refuse a newer one
 and ignore fields and event types they do not know; writers of the same version only add
@@ -33,7 +36,15 @@ import re
 from datetime import UTC, datetime
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    field_validator,
+)
 
 FORMAT_NAME: Final = "holodesk-recording"
 FORMAT_VERSION: Final = 1
@@ -218,6 +229,16 @@ class Manifest(BaseModel):
     success: bool | None = None
     reward_note: str = ""
 
+    @field_validator("recording_id")
+    @classmethod
+    def _recording_id_is_a_name(cls, value: str) -> str:
+        # Readers name files after it (`holodesk report`'s page): a crafted manifest
+        # must not point them at ../../somewhere or an absolute path.
+        problem = _name_problem(value)
+        if problem:
+            raise ValueError(f"recording_id {value!r} {problem}")
+        return value
+
 
 def parse_manifest(data: Any, *, source: str = MANIFEST_FILE) -> Manifest:
     """Validates a decoded recording.json; refuses other formats and newer versions."""
@@ -257,17 +278,39 @@ def parse_event(data: Any, *, source: str = EVENTS_FILE) -> Event | None:
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+NAME_MAX: Final = 128
+_NAME = re.compile(rf"[A-Za-z0-9_-][A-Za-z0-9._-]{{0,{NAME_MAX - 1}}}")
+NAME_RULE: Final = (
+    f"a name is 1-{NAME_MAX} of A-Z a-z 0-9 . _ - and does not start with '.': "
+    "one path component, never '..', a separator, a drive or an absolute path"
+)
 
 
-def _sanitize(text: str, limit: int) -> str:
-    cleaned = _UNSAFE.sub("_", text).strip("._")[:limit]
-    return cleaned or "x"
+def safe_name(text: str, limit: int = NAME_MAX, empty: str = "x") -> str:
+    """One path component made from any text: runs of characters outside A-Z a-z 0-9
+    . _ - become '_', no leading '.', at most `limit` characters (a name, NAME_RULE,
+    when limit <= NAME_MAX)."""
+    cleaned = _UNSAFE.sub("_", text).strip("._")[:limit].rstrip(".")
+    return cleaned or empty
+
+
+def check_name(name: str, what: str) -> str:
+    """`name`, when it is a name (NAME_RULE) that may become a path; else
+    RecordingFormatError naming `what`."""
+    problem = _name_problem(name)
+    if problem:
+        raise RecordingFormatError(f"{what} {name!r} {problem}")
+    return name
+
+
+def _name_problem(name: str) -> str:
+    return "" if _NAME.fullmatch(name) else f"is not a name ({NAME_RULE})"
 
 
 def make_recording_id(session_id: str, started_at: datetime) -> str:
     """``<UTC %Y%m%dT%H%M%SZ>-<session_id>``: sorts by start time, one directory name."""
     stamp = started_at.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
-    return f"{stamp}-{_sanitize(session_id, 96)}"
+    return f"{stamp}-{safe_name(session_id, 96)}"
 
 
 def frame_file_name(index: int, frame_id: str, encoding: str) -> str:
@@ -277,4 +320,4 @@ def frame_file_name(index: int, frame_id: str, encoding: str) -> str:
         raise RecordingError(
             f"unknown frame encoding {encoding!r}; expected one of {', '.join(ENCODINGS)}"
         )
-    return f"{FRAMES_DIR}/{index:06d}-{_sanitize(frame_id, 64)}.{extension}"
+    return f"{FRAMES_DIR}/{index:06d}-{safe_name(frame_id, 64)}.{extension}"

@@ -10,6 +10,10 @@ Public API::
     writer.add_reward(reward=1.0, success=True, note="...")           # also after finish
     writer.close()
 
+Recordings hold what was on someone's screen: every directory is created 0700 and
+every file 0600, whatever the umask of the process (a daemon started by hand has
+0022; its systemd unit's UMask=0077 is not there to rely on).
+
 Every event is one JSON line, flushed and fsync'd before the call returns; frame files
 are written to a temporary name, fsync'd and renamed before their event is written, so
 an event never names a missing file. The manifest is rewritten atomically (temporary
@@ -48,6 +52,22 @@ from holodesk.data.format import (
     frame_file_name,
 )
 
+PRIVATE_DIR_MODE = 0o700
+PRIVATE_FILE_MODE = 0o600
+
+
+def _private(path: str, flags: int) -> int:
+    """An `open()` opener: a file it creates is readable and writable by its owner only."""
+    return os.open(path, flags, PRIVATE_FILE_MODE)
+
+
+def prepare_root(root: str | os.PathLike[str]) -> Path:
+    """The folder recordings go in, created (0700, its missing parents as usual) when
+    it does not exist; an existing one is left as its owner set it."""
+    path = Path(root)
+    path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
+    return path
+
 
 def _fsync_directory(path: Path) -> None:
     # Makes a new or renamed entry durable; directories cannot be opened on Windows.
@@ -63,7 +83,7 @@ def _fsync_directory(path: Path) -> None:
 def _write_durably(path: Path, data: bytes) -> None:
     """Writes ``path`` atomically: a reader sees the old content or the new, never a part."""
     temporary = path.with_name(f".{path.name}.tmp")
-    with open(temporary, "wb") as file:
+    with open(temporary, "wb", opener=_private) as file:
         file.write(data)
         file.flush()
         os.fsync(file.fileno())
@@ -92,12 +112,15 @@ class RecordingWriter:
         Event times (``t``) count from now on a monotonic clock; ``manifest.started_at``
         is the wall-clock time of the same instant.
         """
+        # The manifest model has checked that recording_id is one plain name.
         path = Path(root) / manifest.recording_id
         try:
-            path.mkdir(parents=True, exist_ok=False)
-            (path / FRAMES_DIR).mkdir()
+            prepare_root(root)
+            path.mkdir(mode=PRIVATE_DIR_MODE)
+            (path / FRAMES_DIR).mkdir(mode=PRIVATE_DIR_MODE)
             _write_durably(path / MANIFEST_FILE, _dump_manifest(manifest))
-            events = open(path / EVENTS_FILE, "ab")  # noqa: SIM115  # kept open until finish()
+            # Kept open until finish().
+            events = open(path / EVENTS_FILE, "ab", opener=_private)  # noqa: SIM115
             _fsync_directory(path)
             _fsync_directory(path.parent)
         except FileExistsError as error:
@@ -155,7 +178,7 @@ class RecordingWriter:
             target = self.path / file
             temporary = target.with_name(f".{target.name}.tmp")
             try:
-                with open(temporary, "wb") as handle:
+                with open(temporary, "wb", opener=_private) as handle:
                     handle.write(data)
                     handle.flush()
                     os.fsync(handle.fileno())
@@ -251,7 +274,7 @@ class RecordingWriter:
             if self._events is None:
                 # Finished: append through a short-lived handle.
                 try:
-                    with open(self.path / EVENTS_FILE, "ab") as handle:
+                    with open(self.path / EVENTS_FILE, "ab", opener=_private) as handle:
                         self._write_line(handle, event)
                 except OSError as error:
                     raise RecordingError(
