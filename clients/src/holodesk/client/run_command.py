@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import signal
 import sys
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any, TypeVar
 
 from holodesk.client.argtypes import non_negative_float, non_negative_int
 from holodesk.client.capture import ALL_DISPLAYS, CaptureError, find_display
@@ -35,6 +39,8 @@ from holodesk.platform.base import Backend, Region
 from holodesk.platform.errors import PlatformError
 from holodesk.platform.safety.hotkeys import DEFAULT_EMERGENCY_STOP
 from holodesk.platform.select import open_backend
+
+T = TypeVar("T")
 
 
 def _region(text: str) -> Region:
@@ -218,15 +224,34 @@ def _run(args: argparse.Namespace, task: str, backend: Backend, options: Session
             return command_error("run", str(error))
     printer = Printer()
     try:
-        outcome = asyncio.run(run_session(args.server, task, backend, options))
-    except KeyboardInterrupt:
-        # A second Ctrl-C during the cancel handshake; backend.close() releases input.
+        outcome = asyncio.run(_stopped_by_sigterm(run_session(args.server, task, backend, options)))
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        # A second Ctrl-C or SIGTERM during the cancel handshake; backend.close()
+        # releases input.
         print("holodesk: interrupted", file=sys.stderr)
         return ExitCode.CANCELLED
     printer.outcome(outcome)
     if outcome.recording:
         print(f"recorded in {outcome.recording}")
     return for_outcome(outcome.outcome)
+
+
+async def _stopped_by_sigterm(session: Coroutine[Any, Any, T]) -> T:
+    """Run the session; SIGTERM (systemd stopping the unit, `kill`) cancels it as Ctrl-C
+    does under asyncio.run: the session stops input, releases it, tells the daemon and
+    ends CANCELLED (exit 3), instead of the process dying mid-action (exit 143)."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    try:
+        loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    except (NotImplementedError, RuntimeError):  # Windows' loops take no signal handlers
+        return await session
+    try:
+        return await session
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGTERM)
 
 
 COMMAND = Command(

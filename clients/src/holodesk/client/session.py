@@ -11,8 +11,10 @@ running action completes, nothing more starts, held input is released, and the
 client reconnects with backoff and resumes: SessionStart carries the latest
 resume token, and the daemon's pending action ids are answered from the
 executor's record (which outlives streams), so no action id ever runs twice.
-A stop (Ctrl-C, the emergency-stop hotkey, the fail-safe corner) ends the
-session at once, whatever the stream is doing.
+A stop (Ctrl-C, SIGTERM, the tray, the emergency-stop hotkey, the fail-safe
+corner) ends the session at once, whatever the stream is doing, and cuts the
+running action off between its input events. So does the daemon closing the
+stream (an operator's cancel, a time limit): its SessionEnded is the outcome.
 """
 
 from __future__ import annotations
@@ -226,7 +228,8 @@ class _Session:
 
     def _on_halt(self, loop: asyncio.AbstractEventLoop, state: HaltState) -> None:
         """Any thread: a final halt ends the session now, even while it waits for the daemon."""
-        if not state.final:
+        if not state.final or state.reason is HaltReason.DAEMON_ENDED:
+            # The daemon's end needs no cancel: the conversation reads its SessionEnded.
             return
         # A closed loop means the session is over anyway.
         with contextlib.suppress(RuntimeError):
@@ -299,6 +302,11 @@ class _Session:
         """The reader saw the stream end: nothing more may start until it is resumed."""
         if stream is not self._stream:
             return  # an old stream, closed on purpose
+        if error is None:
+            # The daemon finished the call: the session is over on its side (its
+            # SessionEnded is queued), so the running action must stop now too.
+            self._halt.trigger(HaltReason.DAEMON_ENDED, "the daemon ended the session")
+            return
         why = _describe(error) if isinstance(error, grpc.aio.AioRpcError) else "it closed"
         self._halt.trigger(HaltReason.LINK_LOST, f"the stream to the daemon ended ({why})")
         resumable = isinstance(error, grpc.aio.AioRpcError) and is_resumable(error)
@@ -383,6 +391,9 @@ class _Session:
             if isinstance(report.control, a.AskUser):
                 reply, results = await self._ask(report.control, results)
             self._record(self._step_record(batch, results))
+            state = self._halt.state
+            if state is not None and state.reason is HaltReason.DAEMON_ENDED:
+                return await self._ended_by_daemon(stream)
             if isinstance(report.control, a.Done | a.Fail):
                 # The session is over: report the results and wait for the verdict.
                 await stream.write(self._observation(results, None))
@@ -394,6 +405,13 @@ class _Session:
                     )
                 return convert.ended_from_proto(final.ended)
             await stream.write(self._observation(results, await self._capture(capturer), reply))
+
+    async def _ended_by_daemon(self, stream: SessionStream) -> Ended:
+        """The SessionEnded the daemon sent before closing the stream mid-batch."""
+        while True:
+            event = await stream.next()  # ProtocolError if it closed without one
+            if event.WhichOneof("event") == "ended":
+                return convert.ended_from_proto(event.ended)
 
     async def _answer_resume(
         self, stream: SessionStream, started: Started, capturer: FrameCapturer
