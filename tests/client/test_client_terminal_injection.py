@@ -9,6 +9,7 @@ password" line, a bidi override. The test reads every byte the terminal received
 
 from __future__ import annotations
 
+import io
 import os
 import pty
 import select
@@ -18,7 +19,10 @@ import time
 from collections.abc import Callable
 
 import pytest
+from rich.console import Console
 
+from holodesk.client.doctor.findings import Finding, Status
+from holodesk.client.doctor_command import render
 from holodesk.client.shown import shown
 from holodesk.client.tray.state import TrayState, TrayStatus
 from holodesk.proto.v1 import action_pb2, agent_pb2
@@ -134,3 +138,13 @@ def test_the_tray_title_is_one_inert_line() -> None:
         "holodesk (daemon\\x1b]0;root@bank\\x07): idle: "
         "succeeded: ok\\x0a\\x1b]52;c;cHduZWQ=\\x07\\u202etxt.exe"
     )
+
+
+def test_doctor_shows_the_daemons_words_inert() -> None:
+    """`holodesk doctor` quotes the daemon's version and policy names in its table."""
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, width=300)
+    finding = Finding("daemon", Status.OK, "holodeskd 1.0" + OSC52, fix="see" + TITLE)
+    render([finding], console)
+    assert "\x1b]" not in buffer.getvalue()
+    assert "\\x1b]52;c;cHduZWQ=\\x07" in buffer.getvalue()

@@ -51,6 +51,7 @@ from holodesk.client.doctor.findings import Finding, Status, crashed, failed, gu
 from holodesk.client.doctor.machine import MachineOptions, check_machine
 from holodesk.client.doctor.tls import TLS, WARN_DAYS, TlsOptions, check_tls
 from holodesk.client.exit_codes import ExitCode
+from holodesk.client.shown import shown
 from holodesk.platform.safety.hotkeys import DEFAULT_EMERGENCY_STOP
 
 _STYLES = {Status.OK: "green", Status.WARN: "yellow", Status.FAIL: "bold red", Status.SKIP: "dim"}
@@ -160,12 +161,13 @@ def render(findings: Sequence[Finding], console: Console) -> None:
     table.add_column("fix")
     for finding in findings:
         style = _STYLES[finding.status]
-        # Text, not markup: findings quote paths and errors, whose brackets are not markup.
+        # Text, not markup: findings quote paths and errors, whose brackets are not markup;
+        # shown(): they also quote the daemon (its version, policy names, errors).
         table.add_row(
             finding.check,
             Text(finding.status.value, style=style),
-            Text(finding.detail),
-            Text(finding.fix),
+            Text(shown(finding.detail)),
+            Text(shown(finding.fix)),
         )
     console.print(table)
 
