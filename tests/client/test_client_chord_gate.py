@@ -162,6 +162,33 @@ def test_the_defaults_stay_configurable() -> None:
     assert [r.status for r in report.results] == [OK]
 
 
+@pytest.mark.parametrize(
+    ("os", "denied"), [("darwin", False), ("linux", True), ("windows", True), ("vnc", True)]
+)
+def test_meta_l_is_cmd_l_on_macos_where_navigate_presses_it(os: str, denied: bool) -> None:
+    """The default list denies meta+l (a screen lock) except on macOS, where it is the
+    address bar that navigate on a desktop presses; a VNC desktop may be any OS."""
+    backend = fake.create(os=os)
+    report = _executor(backend).execute(
+        [
+            a.Navigate(action_id="n", url="example.org"),
+            a.KeyChord(action_id="k", keys=("meta", "l")),
+        ]
+    )
+    assert [r.status for r in report.results] == [OK, REJECTED if denied else OK]
+
+
+def test_a_chord_named_by_the_user_applies_everywhere() -> None:
+    backend = fake.create(os="darwin")
+    settings = SafetySettings(
+        emergency_stop=None, fail_safe=False, max_actions_per_second=0, denied_chords=("meta+l",)
+    )
+    report = _executor(backend, settings).execute([a.KeyChord(action_id="k", keys=("cmd", "l"))])
+    assert [r.status for r in report.results] == [REJECTED]
+    with pytest.raises(ValueError, match="name the targets"):
+        SafetySettings(denied_chords=("meta+l except ",))
+
+
 def test_the_gate_passes_on_every_public_method_of_the_driver() -> None:
     """A method added to InputDriver later must be forwarded by the gate too, or the
     gate would run the base class's copy on its own state instead of the backend's."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from holodesk.platform.errors import UnknownKeyError
 from holodesk.platform.keys import normalize_key
 
@@ -25,6 +27,30 @@ def parse_chord(text: str) -> Chord:
         return frozenset(key_of(part) for part in parts)
     except UnknownKeyError as error:
         raise ValueError(f"key chord {text!r}: {error}") from None
+
+
+@dataclass(frozen=True)
+class ChordRule:
+    """A denied chord, and the targets (Backend.os) where it is an everyday shortcut
+    instead (meta+l locks Windows and GNOME; on macOS it is cmd+L, the address bar)."""
+
+    chord: Chord
+    except_on: frozenset[str] = frozenset()
+
+    def applies_on(self, os: str) -> bool:
+        return os not in self.except_on
+
+
+_EXCEPT = " except "
+
+
+def parse_rule(text: str) -> ChordRule:
+    """ "meta+l" or "meta+l except darwin,web"; ValueError names the bad part."""
+    chord_text, _, targets = text.partition(_EXCEPT)
+    except_on = frozenset(t.strip() for t in targets.split(",") if t.strip())
+    if _EXCEPT in text and not except_on:
+        raise ValueError(f"key chord {text!r}: name the targets after 'except', e.g. 'darwin'")
+    return ChordRule(parse_chord(chord_text), except_on)
 
 
 def describe(chord: Chord) -> str:

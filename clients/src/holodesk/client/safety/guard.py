@@ -77,7 +77,7 @@ class SafetyGuard:
     def gate(self, driver: InputDriver) -> InputDriver:
         """The driver to send all input through: it refuses (ChordDeniedError) any call
         whose key presses, with what is held at that moment, make a denied chord."""
-        return KeyGate(driver, self._settings.chords)
+        return KeyGate(driver, self._settings.chords_on(self._backend.os))
 
     def ran(self, action: a.Action) -> None:
         """After an action ran (or tried to): the pointer is where the client left it."""

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from holodesk.client import actions as a
-from holodesk.client.safety.chords import Chord, parse_chord
+from holodesk.client.safety.chords import Chord, ChordRule, parse_rule
 from holodesk.platform.base import Region
 from holodesk.platform.safety.hotkeys import DEFAULT_EMERGENCY_STOP
 from holodesk.platform.safety.hotkeys import parse_chord as parse_hotkey
@@ -34,10 +34,13 @@ ALWAYS_ALLOWED: frozenset[str] = frozenset({"done", "fail"})
 
 # Chords that take the desktop away from the agent and the user, or cannot be undone
 # from inside it. alt+f4 is not here: agents close windows with it all the time.
+# "CHORD except OS,..." leaves it allowed on those targets (Backend.os).
 DEFAULT_DENIED_CHORDS: tuple[str, ...] = (
     "ctrl+alt+delete",  # Windows secure attention; reboots many Linux consoles
     "ctrl+alt+backspace",  # kills the X server where "zapping" is on
-    "meta+l",  # locks the screen (Windows, GNOME): the agent cannot unlock it
+    # Locks the screen (Windows, GNOME): the agent cannot unlock it. On macOS it is
+    # cmd+L, the address bar navigate uses; a VNC desktop may be any OS, so it counts.
+    "meta+l except darwin",
     "ctrl+alt+l",  # locks the screen (KDE, Xfce, Cinnamon)
     "ctrl+meta+q",  # locks the screen (macOS)
     *(f"ctrl+alt+f{n}" for n in range(1, 13)),  # switches to a text console (Linux)
@@ -77,7 +80,7 @@ class SafetySettings:
     confirm: Confirm | None = None
     # Desktop regions (physical pixels) painted black in every frame before encoding.
     redact: tuple[Region, ...] = ()
-    _chords: tuple[Chord, ...] = field(init=False, repr=False, compare=False)
+    _rules: tuple[ChordRule, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.emergency_stop is not None:
@@ -95,12 +98,11 @@ class SafetySettings:
         for region in self.redact:
             if region.width == 0 or region.height == 0:
                 raise ValueError(f"a redacted region must not be empty: {region}")
-        object.__setattr__(self, "_chords", tuple(parse_chord(c) for c in self.denied_chords))
+        object.__setattr__(self, "_rules", tuple(parse_rule(c) for c in self.denied_chords))
 
-    @property
-    def chords(self) -> tuple[Chord, ...]:
-        """The denied chords, parsed."""
-        return self._chords
+    def chords_on(self, os: str) -> tuple[Chord, ...]:
+        """The chords denied on a target (Backend.os)."""
+        return tuple(rule.chord for rule in self._rules if rule.applies_on(os))
 
     @property
     def burst_size(self) -> int:
