@@ -25,9 +25,6 @@ from holodesk.daemon.session_runner import SessionRunner, SessionSettings
 from holodesk.daemon.sessions import SessionRegistry
 from holodesk.proto.v1 import agent_pb2, agent_pb2_grpc
 
-MAX_DESCRIPTIONS = 64
-MAX_REWARD_NOTE = 64 * 1024
-
 
 class AgentService(agent_pb2_grpc.AgentServiceServicer):
     def __init__(
@@ -60,13 +57,13 @@ class AgentService(agent_pb2_grpc.AgentServiceServicer):
     ) -> agent_pb2.LocateResponse:
         if self._registry.shutting_down.is_set():
             raise Unavailable("the daemon is shutting down", retry_after_s=5.0)
+        # The contract's limits first (descriptions, policy, frame ids), before use.
+        convert.check_limits(request)
         if not request.HasField("frame"):
             raise InvalidArgument("frame", "required")
         descriptions = tuple(request.descriptions)
         if not descriptions:
             raise InvalidArgument("descriptions", "give at least one description")
-        if len(descriptions) > MAX_DESCRIPTIONS:
-            raise InvalidArgument("descriptions", f"at most {MAX_DESCRIPTIONS} per request")
         for index, description in enumerate(descriptions):
             if not description.strip():
                 raise InvalidArgument(f"descriptions[{index}]", "is empty")
@@ -88,6 +85,7 @@ class AgentService(agent_pb2_grpc.AgentServiceServicer):
         self, request: agent_pb2.ReportRewardRequest, context: Any
     ) -> agent_pb2.ReportRewardResponse:
         """Reward/success of a live or recently ended session, written to its recording."""
+        convert.check_limits(request)  # session_id, note
         session_id = request.session_id
         if not session_id:
             raise InvalidArgument("session_id", "required")
@@ -96,8 +94,6 @@ class AgentService(agent_pb2_grpc.AgentServiceServicer):
             raise InvalidArgument("reward", f"must be a finite number, got {request.reward}")
         if not has_reward and not request.HasField("success"):
             raise InvalidArgument("reward", "set reward, success or both")
-        if len(request.note) > MAX_REWARD_NOTE:
-            raise InvalidArgument("note", f"at most {MAX_REWARD_NOTE} characters")
         recorder = self._settings.recorder
         try:
             owner = self._registry.get(session_id).principal

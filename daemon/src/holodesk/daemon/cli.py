@@ -228,6 +228,11 @@ def build_parser() -> argparse.ArgumentParser:
         "action_ids where they apply); default %(default)s",
     )
     parser.add_argument(
+        "--log-task",
+        action="store_true",
+        help="log each session's task text in full at INFO (default: only its length)",
+    )
+    parser.add_argument(
         "--metrics-address",
         default="",
         metavar="HOST:PORT",
@@ -282,6 +287,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         metrics_address=args.metrics_address,
         record=args.record == "on",
         record_dir=args.record_dir,
+        log_task=args.log_task,
     )
 
 

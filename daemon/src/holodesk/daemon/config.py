@@ -154,6 +154,9 @@ class ServerConfig:
     # ("": platformdirs' user_data_dir("holodesk")/recordings). docs/recording-format.md.
     record: bool = False
     record_dir: str = ""
+    # Log each session's task text at INFO (by default only its length: a task may
+    # hold what its user would not want in a log).
+    log_task: bool = False
 
     def __post_init__(self) -> None:
         if self.max_message_bytes <= 0 or self.max_frame_bytes <= 0:

@@ -6,10 +6,13 @@ from datetime import UTC, datetime
 from importlib import metadata
 from typing import Any
 
+from google.protobuf.message import Message
+
 from holodesk.daemon import convert
 from holodesk.daemon.errors import InvalidArgument
 from holodesk.daemon.policies.catalog import PolicyCatalog
 from holodesk.daemon.sessions import SessionRegistry
+from holodesk.proto.limits import REASON_CHARS, clip
 from holodesk.proto.v1 import control_pb2, control_pb2_grpc
 
 
@@ -20,7 +23,10 @@ def daemon_version() -> str:
         return "0+unknown"
 
 
-def _require_id(session_id: str) -> str:
+def _require_id(request: Message) -> str:
+    """The request's session_id, held to the contract's limits first."""
+    convert.check_limits(request)
+    session_id: str = getattr(request, "session_id")  # noqa: B009 - every caller's has one
     if not session_id:
         raise InvalidArgument("session_id", "required")
     return session_id
@@ -50,20 +56,23 @@ class ControlService(control_pb2_grpc.ControlServiceServicer):
     async def PauseSession(  # noqa: N802
         self, request: control_pb2.PauseSessionRequest, context: Any
     ) -> control_pb2.PauseSessionResponse:
-        session = self._registry.pause(_require_id(request.session_id))
+        session = self._registry.pause(_require_id(request))
         return control_pb2.PauseSessionResponse(session=convert.session_info_to_pb(session))
 
     async def ResumeSession(  # noqa: N802
         self, request: control_pb2.ResumeSessionRequest, context: Any
     ) -> control_pb2.ResumeSessionResponse:
-        session = self._registry.resume(_require_id(request.session_id))
+        session = self._registry.resume(_require_id(request))
         return control_pb2.ResumeSessionResponse(session=convert.session_info_to_pb(session))
 
     async def CancelSession(  # noqa: N802
         self, request: control_pb2.CancelSessionRequest, context: Any
     ) -> control_pb2.CancelSessionResponse:
+        # Never refused for its reason's length (a stop must stop): cut instead.
+        request.reason = clip(request.reason, REASON_CHARS)
+        session_id = _require_id(request)
         reason = request.reason or "cancelled by an operator"
-        session = self._registry.cancel(_require_id(request.session_id), reason)
+        session = self._registry.cancel(session_id, reason)
         return control_pb2.CancelSessionResponse(session=convert.session_info_to_pb(session))
 
     async def GetServerInfo(  # noqa: N802

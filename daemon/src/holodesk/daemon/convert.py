@@ -1,8 +1,12 @@
 """The only place where the daemon converts protobuf messages <-> internal values.
 
 Inbound conversions validate shape and name the offending field in an
-InvalidArgument (e.g. "observation.frame.size: width and height must be set");
-deeper checks (decodability, limits, protocol state) happen elsewhere.
+InvalidArgument (e.g. "observation.frame.size: width and height must be set").
+Each first holds its message to the contract's length limits
+(holodesk.proto.limits, `check_limits`), before any value is converted, logged or
+echoed in an error; deeper checks (decodability, frame limits, protocol state)
+happen elsewhere. Outbound human-readable text is cut to its limit (`clip`), so
+the daemon never sends more than the contract promises.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from google.protobuf import timestamp_pb2
+from google.protobuf.message import Message
 
 from holodesk.daemon import actions as act
 from holodesk.daemon.errors import InvalidArgument
@@ -34,6 +39,8 @@ from holodesk.daemon.sessions import (
     SessionRequest,
     SessionState,
 )
+from holodesk.proto import limits
+from holodesk.proto.limits import clip
 from holodesk.proto.v1 import (
     action_pb2,
     agent_pb2,
@@ -88,6 +95,24 @@ _STATES_PB = {
 # Inbound ---------------------------------------------------------------------------
 
 
+def check_limits(message: Message, field: str = "") -> None:
+    """INVALID_ARGUMENT naming the first field of `message` over its contract limit.
+
+    The description gives the limit and the size, never the value: an error (and
+    the log line it makes) stays small whatever was sent.
+    """
+    violation = limits.first_violation(message, field)
+    if violation is not None:
+        raise InvalidArgument(violation.field, violation.description)
+
+
+def observation_from_pb(observation: agent_pb2.Observation, field: str) -> agent_pb2.Observation:
+    """The observation, held to its limits (results, user_reply, frame ids, patches);
+    its results and frame are converted where they are used (session_runner)."""
+    check_limits(observation, field)
+    return observation
+
+
 def encoding_from_pb(value: int, field: str) -> ImageEncoding:
     try:
         return _ENCODINGS[frame_pb2.ImageEncoding.ValueType(value)]
@@ -101,6 +126,7 @@ def rect_from_pb(rect: geometry_pb2.Rect) -> Rect:
 
 def frame_from_pb(frame: frame_pb2.Frame, field: str) -> EncodedFrame:
     """A full frame; delta fields are refused (see frame_delta_from_pb)."""
+    check_limits(frame, field)
     if frame.base_frame_id:
         raise InvalidArgument(
             f"{field}.base_frame_id",
@@ -135,6 +161,7 @@ def _frame_scale(frame: frame_pb2.Frame, field: str) -> float:
 
 def frame_delta_from_pb(frame: frame_pb2.Frame, field: str) -> FrameDelta:
     """A delta frame (base_frame_id set): its image lives in the patches alone."""
+    check_limits(frame, field)
     scale = _frame_scale(frame, field)
     if frame.encoding != frame_pb2.IMAGE_ENCODING_UNSPECIFIED:
         raise InvalidArgument(
@@ -200,6 +227,8 @@ def display_from_pb(display: geometry_pb2.Display, field: str) -> Display:
 
 
 def session_request_from_pb(start: agent_pb2.SessionStart, field: str = "start") -> SessionRequest:
+    # First: a million displays cost one len() here, not a million conversions.
+    check_limits(start, field)
     displays = tuple(
         display_from_pb(d, f"{field}.displays[{i}]") for i, d in enumerate(start.displays)
     )
@@ -336,7 +365,7 @@ def action_to_pb(action: act.Action) -> action_pb2.Action:
         case act.Fail(reason=r):
             out.fail.CopyFrom(action_pb2.FailAction(reason=r))
         case act.AskUser(question=q):
-            out.ask_user.CopyFrom(action_pb2.AskUserAction(question=q))
+            out.ask_user.CopyFrom(action_pb2.AskUserAction(question=clip(q, limits.TEXT_CHARS)))
         case act.Navigate(url=u):
             out.navigate.CopyFrom(action_pb2.NavigateAction(url=u))
     return out
@@ -365,7 +394,11 @@ def actions_to_pb(
     *,
     generation: StepGeneration | None = None,
 ) -> agent_pb2.Actions:
-    out = agent_pb2.Actions(step=step, actions=[action_to_pb(a) for a in actions], thought=thought)
+    out = agent_pb2.Actions(
+        step=step,
+        actions=[action_to_pb(a) for a in actions],
+        thought=clip(thought, limits.TEXT_CHARS),
+    )
     if generation is not None:
         out.generation.CopyFrom(generation_to_pb(generation))
     return out
@@ -377,12 +410,12 @@ def generation_to_pb(generation: StepGeneration) -> agent_pb2.Generation:
     return agent_pb2.Generation(
         completions=[
             agent_pb2.Completion(
-                text=c.text,
+                text=clip(c.text, limits.COMPLETION_CHARS),
                 token_ids=list(c.token_ids),
                 token_logprobs=list(c.token_logprobs),
                 cumulative_logprob=c.cumulative_logprob or 0.0,
                 parsed=c.parsed,
-                parse_error=c.parse_error,
+                parse_error=clip(c.parse_error, limits.REASON_CHARS),
             )
             for c in generation.candidates
         ],
@@ -397,8 +430,8 @@ def ending_to_pb(
 ) -> agent_pb2.SessionEnded:
     out = agent_pb2.SessionEnded(
         outcome=_OUTCOMES_PB[ending.outcome],
-        answer=ending.answer,
-        reason=ending.reason,
+        answer=clip(ending.answer, limits.TEXT_CHARS),
+        reason=clip(ending.reason, limits.REASON_CHARS),
         steps=steps,
     )
     if generation is not None:
@@ -415,7 +448,8 @@ def timestamp_to_pb(moment: datetime) -> timestamp_pb2.Timestamp:
 def session_info_to_pb(session: Session) -> control_pb2.SessionInfo:
     return control_pb2.SessionInfo(
         session_id=session.session_id,
-        task=session.task,
+        # A preview: the list of every session must fit one message.
+        task=clip(session.task, limits.TASK_PREVIEW_CHARS),
         state=_STATES_PB[session.state],
         step=session.step,
         max_steps=session.max_steps,
@@ -429,7 +463,9 @@ def session_info_to_pb(session: Session) -> control_pb2.SessionInfo:
 
 def location_to_pb(location: Location) -> agent_pb2.Location:
     out = agent_pb2.Location(
-        description=location.description, found=location.found, raw_output=location.raw_output
+        description=clip(location.description, limits.REASON_CHARS),
+        found=location.found,
+        raw_output=clip(location.raw_output, limits.COMPLETION_CHARS),
     )
     if location.point is not None:
         out.point.CopyFrom(point_to_pb(location.point))

@@ -13,7 +13,10 @@ policy's decide task too), so concurrent sessions never see each other's ids.
      "session_id": "3f2a...", "step": 2, "action_ids": ["3f2a...-2-0"]}
 
 with "exception" holding a traceback where there is one. Both formats pass
-through logredact's filter, so a credential never reaches the output.
+through logredact's filter, so a credential never reaches the output, and through
+`CuttingFilter`, so no value a caller sent makes a line longer than a few KiB (a
+30 MiB action id once wrote 150 MB of log in 3.6 s). A session's task is logged
+by its length unless the operator asks for its text (`holodeskd --log-task`).
 """
 
 from __future__ import annotations
@@ -38,6 +41,14 @@ ACTION_IDS: ContextVar[tuple[str, ...]] = ContextVar("holodesk_action_ids", defa
 # LogRecord attributes the context adds (and `extra=` may set instead).
 CONTEXT_FIELDS = ("session_id", "step", "action_ids")
 
+# A string or bytes argument of a log call is cut to this many characters...
+MAX_LOG_VALUE_CHARS = 1024
+# ...and a whole message (or a traceback) to this many.
+MAX_LOG_MESSAGE_CHARS = 16384
+# `extra={UNCUT: True}`: a record whose values are known bounded and wanted whole
+# (the task text an operator asked for with --log-task; the contract bounds it).
+UNCUT = "holodesk_uncut"
+
 
 def bind(
     *,
@@ -52,6 +63,51 @@ def bind(
         STEP.set(step)
     if action_ids is not None:
         ACTION_IDS.set(tuple(action_ids))
+
+
+def task_text(task: str, *, full: bool) -> str:
+    """How a session's task appears in its "started" line."""
+    return repr(task) if full else f"a task of {len(task)} characters"
+
+
+def cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit} more characters)"
+
+
+def _cut_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return cut(value, MAX_LOG_VALUE_CHARS)
+    if isinstance(value, bytes | bytearray) and len(value) > MAX_LOG_VALUE_CHARS:
+        return cut(repr(bytes(value[: MAX_LOG_VALUE_CHARS + 1])), MAX_LOG_VALUE_CHARS)
+    return value
+
+
+class CuttingFilter(logging.Filter):
+    """Cuts long argument values, then the whole message and traceback, to bounds."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, UNCUT, False):
+            return True
+        args = record.args
+        if isinstance(args, tuple):
+            record.args = tuple(_cut_value(a) for a in args)
+        elif isinstance(args, dict):
+            record.args = {k: _cut_value(v) for k, v in args.items()}
+        if isinstance(record.msg, str) and len(record.msg) > MAX_LOG_MESSAGE_CHARS:
+            record.msg = cut(record.msg, MAX_LOG_MESSAGE_CHARS)
+        try:
+            message = record.getMessage()
+        except Exception:  # a broken format string: leave it to logging's own report
+            return True
+        if len(message) > MAX_LOG_MESSAGE_CHARS:
+            record.msg, record.args = cut(message, MAX_LOG_MESSAGE_CHARS), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = cut(record.exc_text, MAX_LOG_MESSAGE_CHARS)
+        return True
 
 
 class ContextFilter(logging.Filter):
@@ -134,12 +190,14 @@ def make_handler(log_format: LogFormat, stream: TextIO) -> logging.Handler:
     """A stream handler in `log_format`, with the context and redaction filters.
 
     Filters sit on the handler, not a logger: a logger's filters skip records its
-    children propagate, a handler's see every record it emits. Context first, so
-    the redaction sees the final record.
+    children propagate, a handler's see every record it emits. Context first, then
+    cutting (so redaction scans kilobytes, not what a caller sent), then redaction,
+    which sees the final record.
     """
     handler = logging.StreamHandler(stream)
     handler.setFormatter(formatter(log_format))
     handler.addFilter(ContextFilter())
+    handler.addFilter(CuttingFilter())
     handler.addFilter(logredact.RedactingFilter())
     return handler
 

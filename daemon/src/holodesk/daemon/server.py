@@ -362,6 +362,7 @@ async def serve(
         step_timeout_s=config.step_timeout_s,
         first_observation_timeout_s=config.first_observation_timeout_s,
         idle_timeout_s=config.idle_timeout_s,
+        log_task=config.log_task,
         metrics=metrics,
         recorder=recorder,
         accept_deltas=config.frame_deltas,

@@ -58,6 +58,7 @@ from holodesk.daemon.sessions import (
     SessionOutcome,
     SessionRegistry,
 )
+from holodesk.proto.limits import REASON_CHARS, clip
 from holodesk.proto.v1 import agent_pb2
 
 log = logging.getLogger(__name__)
@@ -78,6 +79,9 @@ class SessionSettings:
     first_observation_timeout_s: float = 0.0
     # How long the client may take for each later observation; 0: no limit.
     idle_timeout_s: float = 0.0
+    # Log each task's text in full at INFO (--log-task); otherwise only its length,
+    # since a task may hold what its user would not want in a log.
+    log_task: bool = False
     # The server's instruments (a private, unexported set when none is given).
     metrics: DaemonMetrics = field(default_factory=DaemonMetrics, compare=False, repr=False)
     # Session recordings (issue 7); None: nothing is recorded.
@@ -171,11 +175,12 @@ class SessionRunner:
                 )
             else:
                 log.info(
-                    "session %s started by %s: %r (%s)",
+                    "session %s started by %s: %s (%s)",
                     session.session_id,
                     self._principal.name,
-                    session.task,
+                    logs.task_text(session.task, full=self._settings.log_task),
                     policy.name,
+                    extra={logs.UNCUT: self._settings.log_task},
                 )
             recorder = self._settings.recorder
             if recorder is not None and not resumed:  # a resumed session keeps its recording
@@ -365,7 +370,7 @@ class SessionRunner:
             )
         kind = item.WhichOneof("event")
         if kind == "observation":
-            return item.observation
+            return convert.observation_from_pb(item.observation, "observation")
         if kind == "start":
             raise FailedPrecondition("start", "the session has already started", kind="PROTOCOL")
         raise InvalidArgument("event", "empty message: set observation or cancel")
@@ -506,7 +511,8 @@ class SessionRunner:
         try:
             async for request in self._requests:
                 if request.WhichOneof("event") == "cancel" and self._session is not None:
-                    reason = request.cancel.reason or "cancelled by the client"
+                    # Never refused for its length (a stop must stop): cut instead.
+                    reason = clip(request.cancel.reason, REASON_CHARS) or "cancelled by the client"
                     if self._session.ended is None:
                         self._session.cancel(reason)
                     continue
