@@ -12,6 +12,7 @@ import json
 import os
 import stat
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,8 @@ from holodesk.data.format import (
     Manifest,
     RecordingError,
     check_name,
+    frame_file_name,
+    make_recording_id,
     parse_manifest,
 )
 
@@ -117,7 +120,15 @@ def _manifest_with(recording_id: str) -> Manifest:
     )
 
 
-def test_names_the_writers_make_are_names() -> None:
+@pytest.mark.parametrize("hostile", ["../../escaped", "/etc/passwd", "..", ".", "a\\b", "\x00"])
+def test_names_made_from_the_wire_are_names(hostile: str) -> None:
+    """A session id or frame id from the wire (the client's recorder names its folder
+    after the daemon's session id) becomes one plain name under its root."""
+    started = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
+    assert check_name(make_recording_id(hostile, started), "recording_id")
+    folder, name = frame_file_name(1, hostile, "png").split("/")
+    assert folder == "frames"
+    assert check_name(name, "frame file")
     assert check_name("20260301T120000Z-s-1", "recording_id") == "20260301T120000Z-s-1"
 
 
