@@ -10,9 +10,10 @@ from dataclasses import dataclass
 
 from holodesk.daemon.engines.base import ChatMessage
 
-# The daemon's bounds on what a session may ask (SessionStart.sampling).
-MAX_CANDIDATES = 16
-MAX_SAMPLED_TOKENS = 32768
+# The daemon's bounds on what a session may ask (SessionStart.sampling): the
+# contract's, defined once in holodesk.proto.limits (re-exported for the daemon).
+from holodesk.proto.limits import MAX_CANDIDATES as MAX_CANDIDATES
+from holodesk.proto.limits import MAX_SAMPLED_TOKENS as MAX_SAMPLED_TOKENS
 
 
 @dataclass(frozen=True)

@@ -133,7 +133,9 @@ class ClickAction(_message.Message):
     def point(self) -> _geometry_pb2.Point: ...
     @_builtins.property
     def modifiers(self) -> _containers.RepeatedScalarFieldContainer[Global___Modifier.ValueType]:
-        """Held for the duration of the click."""
+        """Held for the duration of the click.
+        Limit: 8 entries.
+        """
 
     def __init__(
         self,
@@ -234,10 +236,14 @@ class DragAction(_message.Message):
     """Total time spent moving along the path; 0 lets the client choose."""
     @_builtins.property
     def path(self) -> _containers.RepeatedCompositeFieldContainer[_geometry_pb2.Point]:
-        """At least two points."""
+        """At least two points.
+        Limit: 1024 entries.
+        """
 
     @_builtins.property
-    def modifiers(self) -> _containers.RepeatedScalarFieldContainer[Global___Modifier.ValueType]: ...
+    def modifiers(self) -> _containers.RepeatedScalarFieldContainer[Global___Modifier.ValueType]:
+        """Limit: 8 entries."""
+
     def __init__(
         self,
         *,
@@ -290,6 +296,7 @@ class TypeTextAction(_message.Message):
 
     TEXT_FIELD_NUMBER: _builtins.int
     text: _builtins.str
+    """Limit: 16384 characters."""
     def __init__(
         self,
         *,
@@ -311,7 +318,9 @@ class KeyChordAction(_message.Message):
 
     KEYS_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def keys(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def keys(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Limit: 8 entries of 32 characters."""
+
     def __init__(
         self,
         *,
@@ -331,6 +340,7 @@ class KeyDownAction(_message.Message):
 
     KEY_FIELD_NUMBER: _builtins.int
     key: _builtins.str
+    """Limit: 32 characters."""
     def __init__(
         self,
         *,
@@ -350,6 +360,7 @@ class KeyUpAction(_message.Message):
 
     KEY_FIELD_NUMBER: _builtins.int
     key: _builtins.str
+    """Limit: 32 characters."""
     def __init__(
         self,
         *,
@@ -390,6 +401,7 @@ class DoneAction(_message.Message):
 
     ANSWER_FIELD_NUMBER: _builtins.int
     answer: _builtins.str
+    """Limit: 16384 characters."""
     def __init__(
         self,
         *,
@@ -411,6 +423,7 @@ class FailAction(_message.Message):
 
     REASON_FIELD_NUMBER: _builtins.int
     reason: _builtins.str
+    """Limit: 4096 characters."""
     def __init__(
         self,
         *,
@@ -434,6 +447,7 @@ class AskUserAction(_message.Message):
 
     QUESTION_FIELD_NUMBER: _builtins.int
     question: _builtins.str
+    """Limit: 16384 characters."""
     def __init__(
         self,
         *,
@@ -457,6 +471,7 @@ class NavigateAction(_message.Message):
 
     URL_FIELD_NUMBER: _builtins.int
     url: _builtins.str
+    """Limit: 8192 characters."""
     def __init__(
         self,
         *,
@@ -492,9 +507,13 @@ class Action(_message.Message):
     ASK_USER_FIELD_NUMBER: _builtins.int
     NAVIGATE_FIELD_NUMBER: _builtins.int
     action_id: _builtins.str
-    """Unique within the daemon; a client executes each id at most once, ever."""
+    """Unique within the daemon; a client executes each id at most once, ever.
+    Limit: 128 characters.
+    """
     frame_id: _builtins.str
-    """The frame whose pixels the coordinates refer to; empty for actions without coordinates."""
+    """The frame whose pixels the coordinates refer to; empty for actions without coordinates.
+    Limit: 128 characters.
+    """
     @_builtins.property
     def click(self) -> Global___ClickAction: ...
     @_builtins.property
@@ -567,9 +586,12 @@ class ActionResult(_message.Message):
     ERROR_FIELD_NUMBER: _builtins.int
     DURATION_MS_FIELD_NUMBER: _builtins.int
     action_id: _builtins.str
+    """Limit: 128 characters."""
     status: Global___ActionStatus.ValueType
     error: _builtins.str
-    """Readable cause when not OK."""
+    """Readable cause when not OK.
+    Limit: 4096 characters.
+    """
     duration_ms: _builtins.int
     def __init__(
         self,

@@ -84,12 +84,19 @@ class ClientInfo(_message.Message):
     CLIENT_VERSION_FIELD_NUMBER: _builtins.int
     BACKEND_FIELD_NUMBER: _builtins.int
     os: _builtins.str
-    """"linux", "darwin", "windows", "web", "vnc" ..."""
+    """"linux", "darwin", "windows", "web", "vnc" ...
+    Limit: 256 characters.
+    """
     os_version: _builtins.str
+    """Limit: 256 characters."""
     hostname: _builtins.str
+    """Limit: 256 characters."""
     client_version: _builtins.str
+    """Limit: 256 characters."""
     backend: _builtins.str
-    """Platform backend in use, e.g. "x11", "quartz", "win32", "fake"."""
+    """Platform backend in use, e.g. "x11", "quartz", "win32", "fake".
+    Limit: 256 characters.
+    """
     def __init__(
         self,
         *,
@@ -121,24 +128,34 @@ class SessionStart(_message.Message):
     SAMPLING_FIELD_NUMBER: _builtins.int
     RECORDING_FIELD_NUMBER: _builtins.int
     task: _builtins.str
-    """What to do, in natural language."""
+    """What to do, in natural language.
+    Limit: 16384 characters.
+    """
     max_steps: _builtins.int
     """Upper bound on model steps; 0 takes the daemon's default (the daemon's own limit always applies)."""
     resume_token: _builtins.str
-    """Set to continue a session after a dropped stream (see SessionStarted.resume_token)."""
+    """Set to continue a session after a dropped stream (see SessionStarted.resume_token).
+    Limit: 128 characters.
+    """
     policy: _builtins.str
-    """Policy to use, as listed by ControlService.GetServerInfo; empty takes the daemon's default."""
+    """Policy to use, as listed by ControlService.GetServerInfo; empty takes the daemon's default.
+    Limit: 256 characters.
+    """
     recording: Global___RecordingMode.ValueType
     """Whether the daemon records this session (see docs/recording-format.md)."""
     @_builtins.property
     def client(self) -> Global___ClientInfo: ...
     @_builtins.property
     def displays(self) -> _containers.RepeatedCompositeFieldContainer[_geometry_pb2.Display]:
-        """Every display of the client's desktop."""
+        """Every display of the client's desktop.
+        Limit: 64 entries.
+        """
 
     @_builtins.property
     def encodings(self) -> _containers.RepeatedScalarFieldContainer[_frame_pb2.ImageEncoding.ValueType]:
-        """Image encodings the client can produce; empty means PNG and JPEG."""
+        """Image encodings the client can produce; empty means PNG and JPEG.
+        Limit: 16 entries.
+        """
 
     @_builtins.property
     def sampling(self) -> Global___SamplingParams:
@@ -229,10 +246,14 @@ class Observation(_message.Message):
     FRAME_FIELD_NUMBER: _builtins.int
     USER_REPLY_FIELD_NUMBER: _builtins.int
     user_reply: _builtins.str
-    """The human's answer to an ask_user action."""
+    """The human's answer to an ask_user action.
+    Limit: 16384 characters.
+    """
     @_builtins.property
     def results(self) -> _containers.RepeatedCompositeFieldContainer[_action_pb2.ActionResult]:
-        """Results of every action of the previous Actions message, in order."""
+        """Results of every action of the previous Actions message, in order.
+        Limit: 64 entries.
+        """
 
     @_builtins.property
     def frame(self) -> _frame_pb2.Frame:
@@ -263,6 +284,9 @@ class CancelSession(_message.Message):
 
     REASON_FIELD_NUMBER: _builtins.int
     reason: _builtins.str
+    """Cut to its limit, never refused for its length.
+    Limit: 4096 characters.
+    """
     def __init__(
         self,
         *,
@@ -320,10 +344,15 @@ class SessionStarted(_message.Message):
     PENDING_ACTION_IDS_FIELD_NUMBER: _builtins.int
     RECORDING_ID_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
+    """Limit: 128 characters."""
     resume_token: _builtins.str
-    """Present this in SessionStart.resume_token to continue after a dropped stream."""
+    """Present this in SessionStart.resume_token to continue after a dropped stream.
+    Limit: 128 characters.
+    """
     policy: _builtins.str
-    """Policy that runs the session."""
+    """Policy that runs the session.
+    Limit: 256 characters.
+    """
     max_steps: _builtins.int
     resumed: _builtins.bool
     """True when this stream continues an earlier one (SessionStart.resume_token)."""
@@ -335,13 +364,17 @@ class SessionStarted(_message.Message):
     re-sends a batch: anything uncertain is decided again from that fresh frame.
     """
     recording_id: _builtins.str
-    """Id of this session's recording on the daemon host; empty when not recorded."""
+    """Id of this session's recording on the daemon host; empty when not recorded.
+    Limit: 128 characters.
+    """
     @_builtins.property
     def frame_spec(self) -> _frame_pb2.FrameSpec:
         """How to capture, downsize and encode every frame of this session."""
 
     @_builtins.property
-    def pending_action_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def pending_action_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Limit: 64 entries of 128 characters."""
+
     def __init__(
         self,
         *,
@@ -374,10 +407,14 @@ class Actions(_message.Message):
     step: _builtins.int
     """1-based model step this batch comes from."""
     thought: _builtins.str
-    """The policy's reasoning, for logs and the tray app."""
+    """The policy's reasoning, for logs and the tray app.
+    Limit: 16384 characters.
+    """
     @_builtins.property
     def actions(self) -> _containers.RepeatedCompositeFieldContainer[_action_pb2.Action]:
-        """Execute in order; stop at the first failure and report the rest as SKIPPED."""
+        """Execute in order; stop at the first failure and report the rest as SKIPPED.
+        Limit: 64 entries.
+        """
 
     @_builtins.property
     def generation(self) -> Global___Generation:
@@ -412,17 +449,24 @@ class Completion(_message.Message):
     PARSED_FIELD_NUMBER: _builtins.int
     PARSE_ERROR_FIELD_NUMBER: _builtins.int
     text: _builtins.str
-    """Raw model output, exactly as generated."""
+    """Raw model output, exactly as generated.
+    Limit: 262144 characters.
+    """
     cumulative_logprob: _builtins.float
     parsed: _builtins.bool
     """Whether the dialect parsed it; parse_error says why not."""
     parse_error: _builtins.str
+    """Limit: 4096 characters."""
     @_builtins.property
     def token_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """Filled when SamplingParams.logprobs is set and the engine gives them."""
+        """Filled when SamplingParams.logprobs is set and the engine gives them.
+        Limit: 32768 entries.
+        """
 
     @_builtins.property
-    def token_logprobs(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]: ...
+    def token_logprobs(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
+        """Limit: 32768 entries."""
+
     def __init__(
         self,
         *,
@@ -456,7 +500,9 @@ class Generation(_message.Message):
     """Time spent in the engine for this step."""
     @_builtins.property
     def completions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Completion]:
-        """Every candidate of the step, in sampling order (repair retries included)."""
+        """Every candidate of the step, in sampling order (repair retries included).
+        Limit: 64 entries.
+        """
 
     def __init__(
         self,
@@ -485,9 +531,13 @@ class SessionEnded(_message.Message):
     GENERATION_FIELD_NUMBER: _builtins.int
     outcome: Global___SessionOutcome.ValueType
     answer: _builtins.str
-    """The final answer, when the outcome is SUCCEEDED."""
+    """The final answer, when the outcome is SUCCEEDED.
+    Limit: 16384 characters.
+    """
     reason: _builtins.str
-    """Why it ended, when it did not succeed."""
+    """Why it ended, when it did not succeed.
+    Limit: 4096 characters.
+    """
     steps: _builtins.int
     @_builtins.property
     def generation(self) -> Global___Generation:
@@ -551,10 +601,13 @@ class ReportRewardRequest(_message.Message):
     SUCCESS_FIELD_NUMBER: _builtins.int
     NOTE_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
+    """Limit: 128 characters."""
     reward: _builtins.float
     success: _builtins.bool
     note: _builtins.str
-    """Free text, e.g. the checker that decided the reward."""
+    """Free text, e.g. the checker that decided the reward.
+    Limit: 65536 characters.
+    """
     def __init__(
         self,
         *,
@@ -606,14 +659,18 @@ class LocateRequest(_message.Message):
     DESCRIPTIONS_FIELD_NUMBER: _builtins.int
     POLICY_FIELD_NUMBER: _builtins.int
     policy: _builtins.str
-    """Policy to use; empty takes the daemon's default."""
+    """Policy to use; empty takes the daemon's default.
+    Limit: 256 characters.
+    """
     @_builtins.property
     def frame(self) -> _frame_pb2.Frame:
         """The image, with its coordinate frame."""
 
     @_builtins.property
     def descriptions(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """One or more things to find in the same image, batched in one model call."""
+        """One or more things to find in the same image, batched in one model call.
+        Limit: 64 entries of 4096 characters.
+        """
 
     def __init__(
         self,
@@ -640,9 +697,12 @@ class Location(_message.Message):
     BOX_FIELD_NUMBER: _builtins.int
     RAW_OUTPUT_FIELD_NUMBER: _builtins.int
     description: _builtins.str
+    """Limit: 4096 characters."""
     found: _builtins.bool
     raw_output: _builtins.str
-    """Raw policy output, for annotation audits."""
+    """Raw policy output, for annotation audits.
+    Limit: 262144 characters.
+    """
     @_builtins.property
     def point(self) -> _geometry_pb2.Point:
         """In frame pixels."""
@@ -675,7 +735,9 @@ class LocateResponse(_message.Message):
     LOCATIONS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def locations(self) -> _containers.RepeatedCompositeFieldContainer[Global___Location]:
-        """One per description, in order."""
+        """One per description, in order.
+        Limit: 64 entries.
+        """
 
     def __init__(
         self,

@@ -67,6 +67,12 @@ class AgentServiceServicer:
 
         A protocol violation aborts the stream with INVALID_ARGUMENT or
         FAILED_PRECONDITION and a message naming the offending field.
+
+        Every string and repeated field of the contract ends its comment with its
+        limit ("Limit: 128 characters."; characters are Unicode code points). A
+        request field over its limit is refused with INVALID_ARGUMENT naming it, except
+        a cancel's reason, which is cut to its limit (a stop is never refused). The
+        daemon never sends more: its human-readable text is cut to the limit.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

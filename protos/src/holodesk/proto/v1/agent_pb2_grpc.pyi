@@ -44,6 +44,12 @@ class AgentServiceStub:
 
     A protocol violation aborts the stream with INVALID_ARGUMENT or
     FAILED_PRECONDITION and a message naming the offending field.
+
+    Every string and repeated field of the contract ends its comment with its
+    limit ("Limit: 128 characters."; characters are Unicode code points). A
+    request field over its limit is refused with INVALID_ARGUMENT naming it, except
+    a cancel's reason, which is cut to its limit (a stop is never refused). The
+    daemon never sends more: its human-readable text is cut to the limit.
     """
     Locate: _grpc.UnaryUnaryMultiCallable[_agent_pb2.LocateRequest, _agent_pb2.LocateResponse]
     """Single-shot grounding: where on this image is the thing described?"""
@@ -70,6 +76,12 @@ class AgentServiceAsyncStub(AgentServiceStub):
 
     A protocol violation aborts the stream with INVALID_ARGUMENT or
     FAILED_PRECONDITION and a message naming the offending field.
+
+    Every string and repeated field of the contract ends its comment with its
+    limit ("Limit: 128 characters."; characters are Unicode code points). A
+    request field over its limit is refused with INVALID_ARGUMENT naming it, except
+    a cancel's reason, which is cut to its limit (a stop is never refused). The
+    daemon never sends more: its human-readable text is cut to the limit.
     """
     Locate: _aio.UnaryUnaryMultiCallable[_agent_pb2.LocateRequest, _agent_pb2.LocateResponse]  # type: ignore[assignment]
     """Single-shot grounding: where on this image is the thing described?"""
@@ -99,6 +111,12 @@ class AgentServiceServicer(metaclass=_abc_1.ABCMeta):
 
         A protocol violation aborts the stream with INVALID_ARGUMENT or
         FAILED_PRECONDITION and a message naming the offending field.
+
+        Every string and repeated field of the contract ends its comment with its
+        limit ("Limit: 128 characters."; characters are Unicode code points). A
+        request field over its limit is refused with INVALID_ARGUMENT naming it, except
+        a cancel's reason, which is cut to its limit (a stop is never refused). The
+        daemon never sends more: its human-readable text is cut to the limit.
         """
 
     @_abc_1.abstractmethod

@@ -64,15 +64,24 @@ class SessionInfo(_message.Message):
     STARTED_AT_FIELD_NUMBER: _builtins.int
     PRINCIPAL_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
+    """Limit: 128 characters."""
     task: _builtins.str
+    """The task's first characters, so the list of every session fits one message.
+    Limit: 1024 characters.
+    """
     state: Global___SessionState.ValueType
     step: _builtins.int
     max_steps: _builtins.int
     policy: _builtins.str
+    """Limit: 256 characters."""
     client_hostname: _builtins.str
+    """Limit: 256 characters."""
     client_os: _builtins.str
+    """Limit: 256 characters."""
     principal: _builtins.str
-    """Who runs it: a token's name, an mTLS certificate's CN, "local" for loopback callers."""
+    """Who runs it: a token's name, an mTLS certificate's CN, "local" for loopback callers.
+    Limit: 256 characters.
+    """
     @_builtins.property
     def started_at(self) -> _timestamp_pb2.Timestamp: ...
     def __init__(
@@ -118,7 +127,9 @@ class ListSessionsResponse(_message.Message):
 
     SESSIONS_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def sessions(self) -> _containers.RepeatedCompositeFieldContainer[Global___SessionInfo]: ...
+    def sessions(self) -> _containers.RepeatedCompositeFieldContainer[Global___SessionInfo]:
+        """Limit: holodeskd --max-sessions."""
+
     def __init__(
         self,
         *,
@@ -138,6 +149,7 @@ class PauseSessionRequest(_message.Message):
 
     SESSION_ID_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
+    """Limit: 128 characters."""
     def __init__(
         self,
         *,
@@ -177,6 +189,7 @@ class ResumeSessionRequest(_message.Message):
 
     SESSION_ID_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
+    """Limit: 128 characters."""
     def __init__(
         self,
         *,
@@ -217,7 +230,11 @@ class CancelSessionRequest(_message.Message):
     SESSION_ID_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
+    """Limit: 128 characters."""
     reason: _builtins.str
+    """Cut to its limit, never refused for its length.
+    Limit: 4096 characters.
+    """
     def __init__(
         self,
         *,
@@ -275,7 +292,9 @@ class PolicyInfo(_message.Message):
     DESCRIPTION_FIELD_NUMBER: _builtins.int
     READY_FIELD_NUMBER: _builtins.int
     name: _builtins.str
+    """Limit: 256 characters."""
     description: _builtins.str
+    """Limit: 4096 characters."""
     ready: _builtins.bool
     def __init__(
         self,
@@ -304,12 +323,16 @@ class GetServerInfoResponse(_message.Message):
     STARTED_AT_FIELD_NUMBER: _builtins.int
     NOW_FIELD_NUMBER: _builtins.int
     version: _builtins.str
+    """Limit: 256 characters."""
     default_policy: _builtins.str
+    """Limit: 256 characters."""
     active_sessions: _builtins.int
     max_message_bytes: _builtins.int
     """Largest message the daemon accepts, in bytes."""
     @_builtins.property
-    def policies(self) -> _containers.RepeatedCompositeFieldContainer[Global___PolicyInfo]: ...
+    def policies(self) -> _containers.RepeatedCompositeFieldContainer[Global___PolicyInfo]:
+        """Limit: 64 entries."""
+
     @_builtins.property
     def started_at(self) -> _timestamp_pb2.Timestamp: ...
     @_builtins.property

@@ -63,11 +63,16 @@ class Frame(_message.Message):
     BASE_FRAME_ID_FIELD_NUMBER: _builtins.int
     PATCHES_FIELD_NUMBER: _builtins.int
     frame_id: _builtins.str
-    """Unique within a session; actions name it to say what their coordinates refer to."""
+    """Unique within a session; actions name it to say what their coordinates refer to.
+    Limit: 128 characters.
+    """
     encoding: Global___ImageEncoding.ValueType
     data: _builtins.bytes
+    """Limit: holodeskd --max-frame-mb (FrameSpec.max_bytes)."""
     display_id: _builtins.str
-    """The display the pixels came from; empty when the frame spans the whole virtual desktop."""
+    """The display the pixels came from; empty when the frame spans the whole virtual desktop.
+    Limit: 128 characters.
+    """
     scale_factor: _builtins.float
     """Physical pixels per logical point of the source display."""
     base_frame_id: _builtins.str
@@ -77,6 +82,7 @@ class Frame(_message.Message):
     must equal the base frame's. The base must be the previous frame of the
     session, or another frame the daemon still holds. The daemon rebuilds the full
     image, and that rebuilt image is exactly what the policy sees and records.
+    Limit: 128 characters.
     """
     @_builtins.property
     def size(self) -> _geometry_pb2.Size:
@@ -91,7 +97,9 @@ class Frame(_message.Message):
     @_builtins.property
     def captured_at(self) -> _timestamp_pb2.Timestamp: ...
     @_builtins.property
-    def patches(self) -> _containers.RepeatedCompositeFieldContainer[Global___FramePatch]: ...
+    def patches(self) -> _containers.RepeatedCompositeFieldContainer[Global___FramePatch]:
+        """Limit: 1024 entries."""
+
     def __init__(
         self,
         *,
@@ -125,7 +133,9 @@ class FramePatch(_message.Message):
     DATA_FIELD_NUMBER: _builtins.int
     encoding: Global___ImageEncoding.ValueType
     data: _builtins.bytes
-    """An image of exactly rect's size."""
+    """An image of exactly rect's size.
+    Limit: holodeskd --max-frame-mb (FrameSpec.max_bytes).
+    """
     @_builtins.property
     def rect(self) -> _geometry_pb2.Rect:
         """Where the patch goes, in the frame's pixels; must lie inside the frame."""

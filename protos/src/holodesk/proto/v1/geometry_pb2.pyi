@@ -116,12 +116,16 @@ class Display(_message.Message):
     PRIMARY_FIELD_NUMBER: _builtins.int
     NAME_FIELD_NUMBER: _builtins.int
     display_id: _builtins.str
-    """Stable for the life of a session, e.g. ":0/0", "DP-1", or a CGDirectDisplayID."""
+    """Stable for the life of a session, e.g. ":0/0", "DP-1", or a CGDirectDisplayID.
+    Limit: 128 characters.
+    """
     scale_factor: _builtins.float
     """Physical pixels per logical point (1.0, 1.25, 1.5, 2.0 ...)."""
     primary: _builtins.bool
     name: _builtins.str
-    """Human-readable name, for logs and the tray app."""
+    """Human-readable name, for logs and the tray app.
+    Limit: 256 characters.
+    """
     @_builtins.property
     def bounds(self) -> Global___Rect:
         """Position and size in the virtual desktop, in physical pixels."""
