@@ -19,6 +19,9 @@ import pytest
 from google.rpc import error_details_pb2
 
 from holodesk.daemon import logs
+from holodesk.daemon.actions import Click
+from holodesk.daemon.geometry import Point
+from holodesk.daemon.policies.base import Decision, StepContext
 from holodesk.proto import limits
 from holodesk.proto.v1 import (
     action_pb2,
@@ -33,10 +36,12 @@ from tests.daemon.support import (
     Stream,
     holo,
     make_frame,
+    ok_results,
     rich_status,
     running_daemon,
     scripted_policy,
 )
+from tests.daemon.test_daemon_scale import InstantPolicy
 
 CLICK = holo({"action": "click", "x": 10, "y": 10})
 MIB = 1024 * 1024
@@ -220,3 +225,24 @@ def test_log_lines_cut_long_values(text_log: io.StringIO) -> None:
     line = text_log.getvalue()
     assert len(line) < 2 * logs.MAX_LOG_VALUE_CHARS + 512
     assert "more characters" in line
+
+
+class FloodingPolicy(InstantPolicy):
+    """Decides more actions than a batch may hold, with an endless thought."""
+
+    async def decide(self, context: StepContext) -> Decision:
+        clicks = tuple(Click(Point(n, n)) for n in range(limits.MAX_ACTIONS + 36))
+        return Decision(clicks, thought="why " * limits.TEXT_CHARS)
+
+
+async def test_the_daemon_never_sends_more_than_the_contract_allows() -> None:
+    """A policy's 100 actions go out as a batch of 64 (whose results fit one
+    Observation) and its thought is cut to its limit."""
+    async with running_daemon([FloodingPolicy()]) as daemon:
+        stream = daemon.stream()
+        await stream.start()
+        step = (await stream.observe(make_frame("f1", 64, 48))).actions
+        assert len(step.actions) == limits.MAX_ACTIONS
+        assert len(step.thought) == limits.TEXT_CHARS
+        # ...and its results are accepted: the next step comes.
+        assert (await stream.observe(make_frame("f2", 64, 48), ok_results(step))).actions.actions

@@ -51,6 +51,7 @@ from holodesk.daemon.frames import EncodedFrame, ImageEncoding
 from holodesk.daemon.generation import SessionSampling
 from holodesk.daemon.geometry import Rect, Size
 from holodesk.daemon.policies.base import Decision, StepContext
+from holodesk.proto.limits import MAX_ACTIONS
 
 log = logging.getLogger(__name__)
 
@@ -353,14 +354,26 @@ class Session:
     def record_decision(self, decision: Decision) -> tuple[tuple[Action, ...], Ending | None]:
         """Count the step; give ids to the actions to send; say whether it ends the session.
 
-        Actions after a done/fail are dropped (the session ends there).
+        Actions after a done/fail are dropped (the session ends there), and so are
+        those past the contract's MAX_ACTIONS per batch: the client could not report
+        their results in one Observation; the policy decides again from the next frame.
         """
         self.step += 1
         self._undecided_frame = False
         frame = self.frames[-1]
         to_send: list[Action] = []
         ending: Ending | None = None
-        for kind in decision.actions:
+        kinds = decision.actions
+        if len(kinds) > MAX_ACTIONS and not any(ends_session(k) for k in kinds[:MAX_ACTIONS]):
+            log.warning(
+                "session %s: the policy decided %d actions; sending the first %d (the "
+                "contract's limit per batch)",
+                self.session_id,
+                len(kinds),
+                MAX_ACTIONS,
+            )
+            kinds = kinds[:MAX_ACTIONS]
+        for kind in kinds:
             if ends_session(kind):
                 if isinstance(kind, DoneKind):
                     ending = Ending(SessionOutcome.SUCCEEDED, answer=kind.answer)
