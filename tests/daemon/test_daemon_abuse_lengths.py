@@ -246,3 +246,13 @@ async def test_the_daemon_never_sends_more_than_the_contract_allows() -> None:
         assert len(step.thought) == limits.TEXT_CHARS
         # ...and its results are accepted: the next step comes.
         assert (await stream.observe(make_frame("f2", 64, 48), ok_results(step))).actions.actions
+
+
+def test_the_client_cuts_what_it_sends_to_the_contracts_limits() -> None:
+    """A client's long error message or ask_user reply must not cost its session."""
+    from holodesk.client import actions as client_actions
+    from holodesk.client.convert import observation
+
+    failed = client_actions.ActionResult("a-1", client_actions.ActionStatus.FAILED, "e" * MIB)
+    sent = observation([failed], None, user_reply="r" * MIB)
+    assert limits.first_violation(sent) is None

@@ -16,6 +16,7 @@ from holodesk.client.frames import DEFAULT_QUALITY, Encoding, FramePatch, FrameS
 from holodesk.client.generation import Completion, Generation, Sampling
 from holodesk.client.locations import Location
 from holodesk.platform.base import Backend, DisplayInfo, MouseButton, Region
+from holodesk.proto.limits import REASON_CHARS, TEXT_CHARS, clip
 from holodesk.proto.v1 import action_pb2, agent_pb2, frame_pb2, geometry_pb2
 
 _ENCODINGS = {
@@ -393,7 +394,9 @@ def result_to_proto(result: a.ActionResult) -> action_pb2.ActionResult:
     return action_pb2.ActionResult(
         action_id=result.action_id,
         status=_STATUSES[result.status],
-        error=result.error,
+        # Cut to the contract's limit: a longer one would make the daemon refuse
+        # the whole observation (and end the session) over an error message.
+        error=clip(result.error, REASON_CHARS),
         duration_ms=result.duration_ms,
     )
 
@@ -452,7 +455,7 @@ def observation(
     results: list[a.ActionResult], frame: SentFrame | None, user_reply: str = ""
 ) -> agent_pb2.RunSessionRequest:
     obs = agent_pb2.Observation(
-        results=[result_to_proto(r) for r in results], user_reply=user_reply
+        results=[result_to_proto(r) for r in results], user_reply=clip(user_reply, TEXT_CHARS)
     )
     if frame is not None:
         obs.frame.CopyFrom(frame_to_proto(frame))
