@@ -172,6 +172,7 @@ async def measure(args: Any) -> dict[str, Any]:
             unchanged_s=0.0,
             min_steps=WINDOW,
             channels=args.channels,
+            decoded_screens_mb=args.decoded_screens_mb,
         )
     return results
 

@@ -128,6 +128,7 @@ async def measure(args: Any, report: Report) -> dict[str, Any]:
             changed_s=args.changed_s,
             unchanged_s=args.unchanged_s,
             channels=args.channels,
+            decoded_screens_mb=args.decoded_screens_mb,
             cpus=args.server_cpus,
         )
     return results

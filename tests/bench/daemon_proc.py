@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -191,8 +192,8 @@ class EchoAgentService(agent_pb2_grpc.AgentServiceServicer):
 # --- serving -----------------------------------------------------------------------------
 
 
-def server_config(max_sessions: int) -> ServerConfig:
-    return ServerConfig(
+def server_config(max_sessions: int, decoded_screens_mb: int | None = None) -> ServerConfig:
+    config = ServerConfig(
         listen="127.0.0.1:0",
         max_steps=1_000_000,
         max_sessions=max_sessions,
@@ -201,6 +202,9 @@ def server_config(max_sessions: int) -> ServerConfig:
         resume_window_s=0,  # a benchmark's dropped stream is gone, not resumable
         grace_s=2.0,
     )
+    if decoded_screens_mb is None:
+        return config
+    return dataclasses.replace(config, decoded_screen_bytes=decoded_screens_mb << 20)
 
 
 async def _serve(args: argparse.Namespace) -> None:
@@ -209,7 +213,7 @@ async def _serve(args: argparse.Namespace) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     _stop_when_stdin_closes(loop, stop)
-    config = server_config(args.max_sessions)
+    config = server_config(args.max_sessions, args.decoded_screens_mb)
     if args.kind == "echo":
         server = grpc.aio.server(options=_grpc_options(config))
         agent_pb2_grpc.add_AgentServiceServicer_to_server(EchoAgentService(), server)
@@ -242,6 +246,9 @@ def build_parser() -> argparse.ArgumentParser:
     result.add_argument("--dialect", default="holotron", help="dialect of --policy model")
     result.add_argument("--history-frames", type=int, default=3)
     result.add_argument("--max-sessions", type=int, default=4096)
+    result.add_argument(
+        "--decoded-screens-mb", type=int, help="the daemon's --decoded-screens-mb (its default)"
+    )
     result.add_argument(
         "--click",
         type=parse_click,
@@ -283,6 +290,7 @@ def server_process(
     max_sessions: int = 4096,
     cpus: Sequence[int] | None = None,
     clicks: Sequence[tuple[float, float]] = (),
+    decoded_screens_mb: int | None = None,
 ) -> Iterator[ServerProcess]:
     """Start a server process, wait until it listens, stop it on exit.
 
@@ -305,6 +313,7 @@ def server_process(
         "--max-sessions",
         str(max_sessions),
         *(f"--click={x:g},{y:g}" for x, y in clicks),
+        *([] if decoded_screens_mb is None else [f"--decoded-screens-mb={decoded_screens_mb}"]),
     ]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     process = subprocess.Popen(

@@ -764,6 +764,7 @@ async def model_shaped_levels(
     channels: int = 1000,
     cpus: Sequence[int] | None = None,
     limit_s: float = 900.0,
+    decoded_screens_mb: int | None = None,
 ) -> dict[int, dict[str, LevelResult]]:
     """Each level against a fresh daemon with the ModelPolicy and a fresh one with the
     instant policy (the plumbing-only baseline: same frames, same delta rebuilds, no
@@ -780,6 +781,7 @@ async def model_shaped_levels(
                 dialect=dialect,
                 max_sessions=sessions + 16,
                 cpus=cpus,
+                decoded_screens_mb=decoded_screens_mb,
             ) as server:
                 level = await run_level(
                     policy,
@@ -853,4 +855,10 @@ def add_model_shaped_args(parser: Any) -> None:
     )
     parser.add_argument(
         "--model-dialect", default="holotron", help="dialect of the model-shaped ModelPolicy"
+    )
+    parser.add_argument(
+        "--decoded-screens-mb",
+        type=int,
+        help="the daemons' --decoded-screens-mb (default: theirs); ~6 MiB per active 1080p "
+        "session keeps every session's screen decoded",
     )
