@@ -160,7 +160,9 @@ async def test_a_30_mib_action_id_is_refused_and_barely_logged(text_log: io.Stri
         stream = daemon.stream()
         await stream.start()
         await stream.observe(make_frame("f1", 64, 48))
-        bogus = action_pb2.ActionResult(action_id="a" * (30 * MIB), status=1)
+        bogus = action_pb2.ActionResult(
+            action_id="a" * (30 * MIB), status=action_pb2.ACTION_STATUS_OK
+        )
         await stream.observe_nowait(make_frame("f2", 64, 48), [bogus])
         error = await stream.error()
     assert violated_field(error) == "observation.results[0].action_id"

@@ -19,6 +19,7 @@ large to answer, blinding operators (issue 15).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import Message
@@ -222,7 +223,8 @@ def first_violation(message: Message, field: str = "") -> Violation | None:
     Counts are checked before entries are looked at, so a million displays cost one
     len(), not a million conversions. `field` prefixes the paths ("start").
     """
-    checks, walks = _plan(message.DESCRIPTOR)
+    # upb's Descriptor is the same type at run time; its stubs name two.
+    checks, walks = _plan(cast(Descriptor, message.DESCRIPTOR))
     prefix = f"{field}." if field else ""
     for name, repeated, limit in checks:
         value = getattr(message, name)
