@@ -60,11 +60,14 @@ TASK_PREVIEW_CHARS = 1024
 class FieldLimit:
     """`count`: entries of a repeated field; `length`: characters of a string (of each
     entry, for a repeated string); `setting`: the daemon setting that bounds the field
-    instead, for limits an operator chooses (enforced where that setting is)."""
+    instead, for limits an operator chooses (enforced where that setting is).
+    `checked_by`: the module that enforces this limit itself, with a message of its
+    own, where `first_violation` leaves it alone."""
 
     count: int | None = None
     length: int | None = None
     setting: str = ""
+    checked_by: str = ""
 
     def sentence(self) -> str:
         """The limit as the field's .proto comment states it."""
@@ -97,7 +100,10 @@ FIELD_LIMITS: dict[str, FieldLimit] = {
         "Frame.data": _FRAME_BYTES,
         "Frame.display_id": _ID,
         "Frame.base_frame_id": _ID,
-        "Frame.patches": FieldLimit(count=MAX_FRAME_PATCHES),
+        # Refused with the other hostile-delta checks (issue 15 item 5).
+        "Frame.patches": FieldLimit(
+            count=MAX_FRAME_PATCHES, checked_by="holodesk.daemon.frame_deltas"
+        ),
         "FramePatch.data": _FRAME_BYTES,
         # action.proto
         "ClickAction.modifiers": FieldLimit(count=MAX_MODIFIERS),
@@ -207,7 +213,7 @@ def _plan(descriptor: Descriptor) -> _Plan:
     walks: list[tuple[str, bool]] = []
     for field in descriptor.fields:
         limit = FIELD_LIMITS.get(field.full_name)
-        if limit is not None and not limit.setting:
+        if limit is not None and not limit.setting and not limit.checked_by:
             checks.append((field.name, field.is_repeated, limit))
         inner = field.message_type
         if inner is not None and inner.full_name.startswith(_V1) and _plan(inner) != ((), ()):
