@@ -12,6 +12,7 @@ import asyncio
 from pathlib import Path
 
 import grpc
+import pytest
 
 from holodesk.daemon.cli import build_parser, config_from_args
 from holodesk.daemon.config import FAIR_SHARE_DIVISOR, ServerConfig
@@ -107,3 +108,15 @@ async def test_a_stream_that_never_starts_is_closed() -> None:
         error = await silent.error()
         assert error.code() == grpc.StatusCode.DEADLINE_EXCEEDED
         assert "SessionStart" in (error.details() or "")
+
+
+def test_the_new_limits_are_flags_in_holodeskds_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--help"])
+    text = capsys.readouterr().out
+    for flag in ("--first-observation-timeout-s", "--idle-timeout-s", "--log-task"):
+        assert flag in text, flag
+    args = ["--first-observation-timeout-s", "5", "--idle-timeout-s", "7", "--log-task"]
+    config = config_from_args(build_parser().parse_args(args))
+    assert (config.first_observation_timeout_s, config.idle_timeout_s) == (5, 7)
+    assert config.log_task

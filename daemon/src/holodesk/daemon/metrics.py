@@ -83,7 +83,9 @@ class BoundedLabel:
         self.name = name
         self.limit = limit
         self._seen: set[str] = set()
-        self._lock = threading.Lock()  # the exporter's thread never calls in; tests may
+        # Counting runs on the event loop; the lock keeps the limit exact should an
+        # embedding application count from a thread of its own too.
+        self._lock = threading.Lock()
 
     def value(self, raw: str) -> str:
         if raw in self._seen:

@@ -358,7 +358,7 @@ class SessionRunner:
             )
 
     async def _next_observation(self, session: Session) -> agent_pb2.Observation:
-        item = await self._race(self._client_turn(), session, stop_on_shutdown=True)
+        item = await self._race(self._client_turn(session), session, stop_on_shutdown=True)
         if isinstance(item, HolodeskError):
             raise item
         if isinstance(item, BaseException):
@@ -376,7 +376,7 @@ class SessionRunner:
         raise InvalidArgument("event", "empty message: set observation or cancel")
 
     async def _client_turn(
-        self,
+        self, session: Session
     ) -> agent_pb2.RunSessionRequest | _EndOfStream | BaseException:
         """The client's next message, within the first-observation or idle limit:
         past it the session ends TIME_LIMIT and its slot is free for someone else."""
@@ -388,13 +388,10 @@ class SessionRunner:
         except TimeoutError:
             what = "no first observation" if first else "idle: no observation"
             reason = f"time limit: {what} within {limit:g} s"
-            log.info("session %s: %s", self._session_id(), reason)
+            log.info("session %s: %s", session.session_id, reason)
             raise _Interrupted(Ending(SessionOutcome.TIME_LIMIT, reason=reason)) from None
         self._first_observation = False
         return item
-
-    def _session_id(self) -> str:
-        return self._session.session_id if self._session is not None else "(none)"
 
     async def _gate(self, session: Session) -> None:
         """Hold here while the session is paused (before its next model step)."""
