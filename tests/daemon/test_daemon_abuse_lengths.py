@@ -19,7 +19,7 @@ import pytest
 from google.rpc import error_details_pb2
 
 from holodesk.daemon import logs
-from holodesk.daemon.actions import Click
+from holodesk.daemon.actions import Click, TypeText
 from holodesk.daemon.geometry import Point
 from holodesk.daemon.policies.base import Decision, StepContext
 from holodesk.proto import limits
@@ -258,3 +258,20 @@ def test_the_client_cuts_what_it_sends_to_the_contracts_limits() -> None:
     failed = client_actions.ActionResult("a-1", client_actions.ActionStatus.FAILED, "e" * MIB)
     sent = observation([failed], None, user_reply="r" * MIB)
     assert limits.first_violation(sent) is None
+
+
+class LongTypingPolicy(InstantPolicy):
+    async def decide(self, context: StepContext) -> Decision:
+        return Decision((Click(Point(1, 1)), TypeText("x" * (limits.TEXT_CHARS + 1))))
+
+
+async def test_an_action_over_its_limit_is_never_sent() -> None:
+    """Text to type cannot be cut without changing the action: the session fails,
+    naming the field, and the client never receives it."""
+    async with running_daemon([LongTypingPolicy()]) as daemon:
+        stream = daemon.stream()
+        await stream.start()
+        reply = await stream.observe(make_frame("f1", 64, 48))
+    assert reply.WhichOneof("event") == "ended", reply
+    assert reply.ended.outcome == agent_pb2.SESSION_OUTCOME_FAILED
+    assert "actions[1].type_text.text: at most 16384 characters" in reply.ended.reason

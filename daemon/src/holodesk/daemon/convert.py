@@ -371,6 +371,17 @@ def action_to_pb(action: act.Action) -> action_pb2.Action:
     return out
 
 
+def actions_violation(message: agent_pb2.Actions) -> limits.Violation | None:
+    """The first action of a batch whose payload (text to type, URL, keys, path) is
+    over its contract limit. Such text cannot be cut without changing what the
+    action does, so the session runner refuses to send it at all."""
+    for index, action in enumerate(message.actions):
+        violation = limits.first_violation(action, f"actions[{index}]")
+        if violation is not None:
+            return violation
+    return None
+
+
 def session_started_to_pb(
     session: Session, spec: FrameSpec, *, resumed: bool
 ) -> agent_pb2.SessionStarted:

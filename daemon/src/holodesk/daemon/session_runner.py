@@ -287,6 +287,15 @@ class SessionRunner:
                 message = convert.actions_to_pb(
                     session.step, actions, decision.thought, generation=decision.generation
                 )
+                broken = convert.actions_violation(message)
+                if broken is not None:  # the daemon never sends more than the contract allows
+                    self._record_actions(session, message, decision, policy_seconds, sent=False)
+                    reason = (
+                        f"the policy's step broke the contract: {broken.field}: "
+                        f"{broken.description}"
+                    )
+                    yield self._end(session, Ending(SessionOutcome.FAILED, reason=reason))
+                    return
                 if ending is not None and not actions:
                     # No Actions carry this step: its generation goes with the ending.
                     self._record_actions(session, message, decision, policy_seconds, sent=False)
