@@ -137,7 +137,7 @@ async def test_a_million_displays_are_refused_without_blocking_the_daemon() -> N
         await ticker
     assert violated_field(refused.value) == "start.displays"
     assert "at most 64 entries" in (refused.value.details() or "")
-    assert longest < 1.0, f"the event loop stalled {longest:.2f} s"
+    assert longest < 1.5, f"the event loop stalled {longest:.2f} s"
 
 
 async def test_big_tasks_never_blind_list_sessions() -> None:
