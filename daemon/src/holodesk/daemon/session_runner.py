@@ -12,7 +12,9 @@ arrives through the session's `cancelled` event.
 How a stream ends decides its session's fate:
 
 - the session ended (answer, failure, cancel, step or time limit, a stuck
-  policy past --step-timeout-s): it leaves the registry;
+  policy past --step-timeout-s, a client silent past --first-observation-timeout-s
+  before its first observation or --idle-timeout-s after a step): it leaves the
+  registry (a stream with no SessionStart in time is closed DEADLINE_EXCEEDED);
 - a protocol error, or the daemon stopping: the session is dropped with it;
 - the stream dropped (client gone, connection lost, RPC cancelled or past its
   deadline): the policy's work in flight is aborted and the session is
