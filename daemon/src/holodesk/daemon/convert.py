@@ -107,7 +107,7 @@ def check_limits(message: Message, field: str = "") -> None:
 
 
 def observation_from_pb(observation: agent_pb2.Observation, field: str) -> agent_pb2.Observation:
-    """The observation, held to its limits (results, user_reply, frame ids, patches);
+    """The observation, held to its limits (results, user_reply, frame ids);
     its results and frame are converted where they are used (session_runner)."""
     check_limits(observation, field)
     return observation
