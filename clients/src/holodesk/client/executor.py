@@ -53,6 +53,10 @@ class Guard(Protocol):
         """Called after an action ran or tried to."""
         ...
 
+    def admit_batch(self, actions: Sequence[a.Action]) -> str:
+        """Why the whole batch is refused (too long), or '' to run it."""
+        ...
+
     def gate(self, driver: InputDriver) -> InputDriver:
         """The driver all input is sent through: it may refuse a call with RefusedError."""
         ...
@@ -120,6 +124,9 @@ class ActionExecutor:
 
     def execute(self, actions: Sequence[a.Action], halt: Halt | None = None) -> BatchReport:
         halt = halt or Halt()
+        refusal = self._guard.admit_batch(actions) if self._guard is not None else ""
+        if refusal:
+            return BatchReport(_refused(actions, refusal))
         results: list[a.ActionResult] = []
         control: a.ControlAction | None = None
         skip_reason = ""
@@ -298,6 +305,20 @@ class ActionExecutor:
             driver.key_chord(["enter"])
 
         return type_into_address_bar
+
+
+def _refused(actions: Sequence[a.Action], reason: str) -> list[a.ActionResult]:
+    """A refused batch: the first action REJECTED with why, the rest SKIPPED after it.
+
+    Not recorded as executed (nothing ran), and the rest say little: the results
+    of a huge batch must still fit one message back to the daemon."""
+    first, *rest = actions
+    results = [a.ActionResult(first.action_id, a.ActionStatus.REJECTED, reason)]
+    results += (a.ActionResult(x.action_id, a.ActionStatus.SKIPPED, _BATCH_REFUSED) for x in rest)
+    return results
+
+
+_BATCH_REFUSED = "the batch was refused"
 
 
 def _not_started(action: a.Action, state: HaltState) -> a.ActionResult:

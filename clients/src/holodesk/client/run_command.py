@@ -32,6 +32,9 @@ from holodesk.client.safety.settings import (
     ACTION_KINDS,
     DEFAULT_DENIED_CHORDS,
     DEFAULT_MAX_ACTIONS_PER_SECOND,
+    DEFAULT_MAX_BATCH_ACTIONS,
+    DEFAULT_MAX_CHARS_PER_SECOND,
+    DEFAULT_MAX_TYPE_CHARS,
     SafetySettings,
 )
 from holodesk.client.session import SessionOptions, run_session
@@ -150,6 +153,27 @@ def _configure_safety(group: argparse._ArgumentGroup) -> None:
         help="actions per second at most; more wait (0: no limit; default: %(default)s)",
     )
     group.add_argument(
+        "--max-type-rate",
+        type=non_negative_float,
+        default=DEFAULT_MAX_CHARS_PER_SECOND,
+        metavar="CHARS_PER_S",
+        help="typed characters per second at most; more wait (0: no limit; default: %(default)s)",
+    )
+    group.add_argument(
+        "--max-type-chars",
+        type=non_negative_int,
+        default=DEFAULT_MAX_TYPE_CHARS,
+        metavar="N",
+        help="refuse a type action longer than this (0: no limit; default: %(default)s)",
+    )
+    group.add_argument(
+        "--max-batch",
+        type=non_negative_int,
+        default=DEFAULT_MAX_BATCH_ACTIONS,
+        metavar="N",
+        help="refuse a step of more actions than this (0: no limit; default: %(default)s)",
+    )
+    group.add_argument(
         "--confirm", action="store_true", help="ask on the terminal before every action"
     )
     group.add_argument(
@@ -196,6 +220,9 @@ def session_options(args: argparse.Namespace, printer: Printer | None = None) ->
         allowed_kinds=allowed,
         denied_chords=denied,
         max_actions_per_second=args.max_rate,
+        max_chars_per_second=args.max_type_rate,
+        max_type_chars=args.max_type_chars,
+        max_batch_actions=args.max_batch,
         confirm=terminal_confirm if args.confirm else None,
         redact=tuple(args.redact),
     )

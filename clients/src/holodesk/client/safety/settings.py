@@ -54,6 +54,11 @@ DEFAULT_DENIED_CHORDS: tuple[str, ...] = (
     "alt+printscreen",  # magic SysRq: with a letter it reboots, kills or syncs (Linux)
 )
 DEFAULT_MAX_ACTIONS_PER_SECOND = 10.0
+# Bounds on what one step may ask (holodesk.client.safety.bounds): a long text or a
+# long batch holds the desktop for as long as it runs. 0 turns a bound off.
+DEFAULT_MAX_TYPE_CHARS = 10_000  # per type action (or URL typed into an address bar)
+DEFAULT_MAX_BATCH_ACTIONS = 100  # per batch (one model step)
+DEFAULT_MAX_CHARS_PER_SECOND = 1_000.0  # typed characters, sustained
 DEFAULT_FAIL_SAFE_PX = 4
 
 # Asked before each action in confirm mode; True runs it.
@@ -76,6 +81,13 @@ class SafetySettings:
     max_actions_per_second: float = DEFAULT_MAX_ACTIONS_PER_SECOND
     # Actions that may run back to back before the rate applies (0: one second's worth).
     burst: int = 0
+    # Characters one type action may carry; longer ones are REJECTED (0: no limit).
+    max_type_chars: int = DEFAULT_MAX_TYPE_CHARS
+    # Actions one batch may hold; a longer batch is refused whole (0: no limit).
+    max_batch_actions: int = DEFAULT_MAX_BATCH_ACTIONS
+    # Typed characters per second, sustained; actions past it wait (0: no limit).
+    # One action of max_type_chars may go at once (the burst), then the rate applies.
+    max_chars_per_second: float = DEFAULT_MAX_CHARS_PER_SECOND
     # Confirm mode: asked before every action that touches the desktop.
     confirm: Confirm | None = None
     # Desktop regions (physical pixels) painted black in every frame before encoding.
@@ -95,6 +107,8 @@ class SafetySettings:
                 )
         if self.max_actions_per_second < 0 or self.burst < 0:
             raise ValueError("the rate limit and burst must not be negative")
+        if self.max_type_chars < 0 or self.max_batch_actions < 0 or self.max_chars_per_second < 0:
+            raise ValueError("the text, batch and typing-rate limits must not be negative")
         for region in self.redact:
             if region.width == 0 or region.height == 0:
                 raise ValueError(f"a redacted region must not be empty: {region}")
@@ -109,3 +123,9 @@ class SafetySettings:
         if self.burst:
             return self.burst
         return max(1, round(self.max_actions_per_second))
+
+    @property
+    def char_burst_size(self) -> int:
+        """Characters that may be typed back to back: one longest action's worth, so
+        an action within its limit never waits on an idle client (else one second's)."""
+        return max(1, self.max_type_chars or round(self.max_chars_per_second))
