@@ -176,11 +176,12 @@ async def test_the_daemon_ending_the_session_cuts_typing_off(
     assert ended == ["daemon"]
 
 
-def test_sigterm_stops_holodesk_run_like_ctrl_c(
-    xvfb: str, x11: Backend, probe: ProbeApp, daemon: Daemon
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_stops_holodesk_run(
+    xvfb: str, x11: Backend, probe: ProbeApp, daemon: Daemon, signum: signal.Signals
 ) -> None:
-    """Proves: SIGTERM to a real `holodesk run` mid-type stops the keystrokes at once,
-    tells the daemon, and exits 3 (cancelled) like Ctrl-C, not 143."""
+    """Proves: SIGTERM (as Ctrl-C's SIGINT) to a real `holodesk run` mid-type stops the
+    keystrokes at once, tells the daemon, and exits 3 (cancelled), not 143."""
     ended: list[str] = []
     over_canvas(probe, x11.input)
     server = daemon(_typing_script(ended))
@@ -195,12 +196,12 @@ def test_sigterm_stops_holodesk_run_like_ctrl_c(
         while not _typed_keys(probe) and time.monotonic() < deadline:
             time.sleep(0.005)
         stopped = time.monotonic()
-        process.send_signal(signal.SIGTERM)
+        process.send_signal(signum)
         output, _ = process.communicate(timeout=60)
     finally:
         process.kill()
     typed, late = _late(probe, x11, x_time_ms(stopped))
     assert process.returncode == 3, output
-    assert late == 0, f"{late} of {typed} key events reached the app after SIGTERM"
+    assert late == 0, f"{late} of {typed} key events reached the app after {signum.name}"
     assert 0 < typed < 2 * len(TEXT)
     assert ended == ["cancelled by the user"]
