@@ -3,8 +3,14 @@ probe app (issue 15 item 1)."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
+from holodesk.platform.base import Region
+from holodesk.platform.errors import InputInterruptedError
+from holodesk.platform.text import TEXT_CHUNK_CHARS
+from holodesk.platform.wayland.uinput import KEYBOARD_NAME, UinputInput
 from tests.platform.stopping import (
     LONG_TEXT,
     first_key_arrived,
@@ -13,6 +19,7 @@ from tests.platform.stopping import (
     type_until_stopped,
 )
 from tests.platform.wayland.conftest import OpenWayland
+from tests.platform.wayland.fake_uinput import FakeDevices
 from tests.support.probe import ProbeApp
 
 pytestmark = pytest.mark.x11
@@ -30,3 +37,27 @@ def test_a_stop_cuts_typing_off(open_wayland: OpenWayland, probe: ProbeApp) -> N
         backend.close()
     assert late == 0
     assert 0 < typed < 2 * len(LONG_TEXT)
+
+
+def test_a_stop_cuts_uinput_typing_off() -> None:
+    """Proves: on the uinput route (a fake /dev/uinput, the real driver), typing
+    100,000 characters stops within the piece in flight once the stop is set."""
+    signal = threading.Event()
+    devices = FakeDevices()
+    driver = UinputInput(Region(0, 0, 1280, 800), factory=devices, device_settle_s=0)
+    keyboard = devices.named(KEYBOARD_NAME)
+    at_stop: list[int] = []
+    write = keyboard.write
+
+    def write_then_stop(etype: int, code: int, value: int) -> None:
+        write(etype, code, value)
+        if len(keyboard.events) == 40 and not at_stop:
+            at_stop.append(len(keyboard.events))
+            signal.set()
+
+    keyboard.write = write_then_stop  # type: ignore[method-assign]
+    with pytest.raises(InputInterruptedError), driver.stoppable(signal):
+        driver.type_text("abcdefghij" * 10_000)
+    # At most the rest of the piece in flight: 32 characters of press, release, SYN.
+    assert len(keyboard.events) - at_stop[0] <= TEXT_CHUNK_CHARS * 6
+    driver.close()
