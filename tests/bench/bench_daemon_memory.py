@@ -173,6 +173,7 @@ async def measure(args: Any) -> dict[str, Any]:
             min_steps=WINDOW,
             channels=args.channels,
             decoded_screens_mb=args.decoded_screens_mb,
+            processor_cache_items=args.processor_cache_items,
         )
     return results
 

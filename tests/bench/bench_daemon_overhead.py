@@ -129,6 +129,7 @@ async def measure(args: Any, report: Report) -> dict[str, Any]:
             unchanged_s=args.unchanged_s,
             channels=args.channels,
             decoded_screens_mb=args.decoded_screens_mb,
+            processor_cache_items=args.processor_cache_items,
             cpus=args.server_cpus,
         )
     return results

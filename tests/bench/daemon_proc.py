@@ -105,24 +105,31 @@ def click_output(x: float = 500, y: float = 500) -> str:
 CLICK_OUTPUT = click_output()
 
 
-def scripted_engine(outputs: Sequence[str]) -> ScriptedEngine:
+def scripted_engine(outputs: Sequence[str], processor_cache_items: int = 256) -> ScriptedEngine:
     """A zero-latency engine answering `outputs` in turn, for as long as a benchmark runs.
 
     It stands in for an in-process engine (vLLM, transformers: `processes_images`),
     whose processor resizes the images, so the daemon does not: the daemon's work
     per step is what it would be with a real model, minus the model."""
     script = [outputs[i % len(outputs)] for i in range(100_000)]
-    return ScriptedEngine(script, processes_images=True)
+    return ScriptedEngine(
+        script, processes_images=True, processor_cache_items=processor_cache_items
+    )
 
 
 def make_policy(
-    kind: str, history_frames: int, dialect: str, clicks: Sequence[tuple[float, float]] = ()
+    kind: str,
+    history_frames: int,
+    dialect: str,
+    clicks: Sequence[tuple[float, float]] = (),
+    processor_cache_items: int = 256,
 ) -> Policy:
     if kind == "instant":
         return InstantPolicy(history_frames)
     if kind == "model":
         outputs = [click_output(x, y) for x, y in clicks] or [CLICK_OUTPUT]
-        return ModelPolicy(get_dialect(dialect), scripted_engine(outputs), name="model")
+        engine = scripted_engine(outputs, processor_cache_items)
+        return ModelPolicy(get_dialect(dialect), engine, name="model")
     raise ValueError(f"unknown policy {kind!r}: instant or model")
 
 
@@ -223,7 +230,9 @@ async def _serve(args: argparse.Namespace) -> None:
         await stop.wait()
         await server.stop(1.0)
         return
-    policy = make_policy(args.policy, args.history_frames, args.dialect, args.click)
+    policy = make_policy(
+        args.policy, args.history_frames, args.dialect, args.click, args.processor_cache_items
+    )
     async with serve(config, policies=[policy]) as running:
         await running.policies_started
         print(f"{READY_PREFIX}{running.address}", flush=True)
@@ -248,6 +257,12 @@ def build_parser() -> argparse.ArgumentParser:
     result.add_argument("--max-sessions", type=int, default=4096)
     result.add_argument(
         "--decoded-screens-mb", type=int, help="the daemon's --decoded-screens-mb (its default)"
+    )
+    result.add_argument(
+        "--processor-cache-items",
+        type=int,
+        default=256,
+        help="screens the model policy's engine keeps processed, as vLLM's processor cache",
     )
     result.add_argument(
         "--click",
@@ -291,6 +306,7 @@ def server_process(
     cpus: Sequence[int] | None = None,
     clicks: Sequence[tuple[float, float]] = (),
     decoded_screens_mb: int | None = None,
+    processor_cache_items: int = 256,
 ) -> Iterator[ServerProcess]:
     """Start a server process, wait until it listens, stop it on exit.
 
@@ -314,6 +330,7 @@ def server_process(
         str(max_sessions),
         *(f"--click={x:g},{y:g}" for x, y in clicks),
         *([] if decoded_screens_mb is None else [f"--decoded-screens-mb={decoded_screens_mb}"]),
+        f"--processor-cache-items={processor_cache_items}",
     ]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     process = subprocess.Popen(

@@ -765,6 +765,7 @@ async def model_shaped_levels(
     cpus: Sequence[int] | None = None,
     limit_s: float = 900.0,
     decoded_screens_mb: int | None = None,
+    processor_cache_items: int = 256,
 ) -> dict[int, dict[str, LevelResult]]:
     """Each level against a fresh daemon with the ModelPolicy and a fresh one with the
     instant policy (the plumbing-only baseline: same frames, same delta rebuilds, no
@@ -782,6 +783,7 @@ async def model_shaped_levels(
                 max_sessions=sessions + 16,
                 cpus=cpus,
                 decoded_screens_mb=decoded_screens_mb,
+                processor_cache_items=processor_cache_items,
             ) as server:
                 level = await run_level(
                     policy,
@@ -861,4 +863,11 @@ def add_model_shaped_args(parser: Any) -> None:
         type=int,
         help="the daemons' --decoded-screens-mb (default: theirs); ~6 MiB per active 1080p "
         "session keeps every session's screen decoded",
+    )
+    parser.add_argument(
+        "--processor-cache-items",
+        type=int,
+        default=256,
+        help="screens the engine keeps processed (default 256: about vLLM's default "
+        "mm_processor_cache_gb for 1080p screens); a fleet's windows need sessions x 4",
     )

@@ -15,7 +15,7 @@ import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 
-from holodesk.daemon import logs
+from holodesk.daemon import decoded_screens, frame_memory, logs
 from holodesk.daemon.config import DEFAULT_LISTEN, FAIR_SHARE_DIVISOR, MIB, ServerConfig
 from holodesk.daemon.credentials import (
     CredentialsError,
@@ -116,16 +116,17 @@ def build_parser() -> argparse.ArgumentParser:
     limits.add_argument(
         "--max-frame-memory-mb",
         type=float,
-        default=2048.0,
+        default=frame_memory.DEFAULT_MAX_BYTES / MIB,
         help="frames all sessions may hold together; past it new sessions and frames get "
         "RESOURCE_EXHAUSTED with a retry delay (default %(default)s)",
     )
     limits.add_argument(
         "--decoded-screens-mb",
         type=float,
-        default=256.0,
-        help="pixels of screens rebuilt lately, shared by all sessions, so a delta paints "
-        "on its base instead of decoding it again; 0: always decode (default %(default)s)",
+        default=decoded_screens.DEFAULT_MAX_BYTES / MIB,
+        help="pixels of each session's newest screen, shared by all sessions, so a delta "
+        "paints on its base instead of decoding it again (~6 MiB per active 1080p session "
+        "of many colours, ~2 MiB of few); 0: always decode (default %(default)s)",
     )
     limits.add_argument(
         "--max-frame-pixels",

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from holodesk.daemon import decoded_screens, frame_memory
+
 MIB = 1024 * 1024
 DEFAULT_LISTEN = "127.0.0.1:50051"
 UNIX_PREFIX = "unix:"
@@ -102,10 +104,10 @@ class ServerConfig:
     max_frame_bytes: int = 16 * MIB
     max_frame_pixels: int = 40_000_000
     # The frames all sessions' history windows hold together (frame_memory.py).
-    max_frame_memory_bytes: int = 2048 * MIB
+    max_frame_memory_bytes: int = frame_memory.DEFAULT_MAX_BYTES
     # Pixels of screens rebuilt lately, so a delta paints on its base without
     # decoding it again (decoded_screens.py); 0: always decode.
-    decoded_screen_bytes: int = 256 * MIB
+    decoded_screen_bytes: int = decoded_screens.DEFAULT_MAX_BYTES
     # Offer clients delta frames (unchanged screens and changed regions only).
     frame_deltas: bool = True
     # Default and ceiling for a session's model steps.

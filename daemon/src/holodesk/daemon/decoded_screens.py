@@ -3,8 +3,9 @@
 A session's next delta is painted on the screen its previous step rebuilt. Without
 this, every changed step decoded that base again (15-40 ms at 1080p) although the
 daemon had its pixels a moment before. The cache is shared by all sessions and
-bounded in bytes (a 1080p screen is 2 MiB indexed, 6 MiB RGB): with a few dozen
-active sessions the base is nearly always here; with many more, the least recently
+bounded in bytes (a 1080p screen is 2 MiB indexed, 6 MiB RGB), and holds one screen
+per session (a rebuilt screen supersedes its base): while it holds every active
+session's screen, the base is always here; with more sessions, the least recently
 rebuilt screens go and a delta on one decodes it, as before. Policies read their
 model images from here too (StepContext.decoded), so a screen's decoded pixels live
 in this one bounded place, however many steps are in flight: never a session's own
@@ -19,7 +20,9 @@ from collections import OrderedDict
 from PIL import Image
 
 MIB = 1024 * 1024
-DEFAULT_MAX_BYTES = 256 * MIB
+# A 1080p screen of many colours is 6 MiB decoded: 128 active sessions' screens (the
+# model is chosen for 100 per GPU); 384 of screens of few colours (2 MiB, indexed).
+DEFAULT_MAX_BYTES = 768 * MIB
 
 
 class DecodedScreens:
@@ -56,12 +59,21 @@ class DecodedScreens:
             self.hits += 1
         return image.copy()
 
-    def keep(self, content_key: str, image: Image.Image) -> None:
-        """Keep the image as it is: nobody may paint on it afterwards."""
+    def keep(self, content_key: str, image: Image.Image, supersedes: str = "") -> None:
+        """Keep the image as it is: nobody may paint on it afterwards.
+
+        `supersedes`: the screen this one was painted on, dropped now: a session's
+        next delta paints on its newest screen, so one screen per session is what
+        keeps every changed step from decoding (and the cache holds twice as many
+        sessions as it would keeping both)."""
         size = _size(image)
-        if size > self.max_bytes:
-            return
         with self._lock:
+            if supersedes and supersedes != content_key:
+                dropped = self._images.pop(supersedes, None)
+                if dropped is not None:
+                    self._bytes -= _size(dropped)
+            if size > self.max_bytes:
+                return
             if content_key in self._images:
                 self._images.move_to_end(content_key)
                 return

@@ -36,11 +36,13 @@ from holodesk.daemon.decoded_screens import DecodedScreens
 from holodesk.daemon.errors import InvalidArgument
 from holodesk.daemon.frames import EncodedFrame, FrameLimits, FramePatch, read_header
 from holodesk.daemon.geometry import Rect, Size
+from holodesk.proto import limits
 
 log = logging.getLogger(__name__)
 
-# More patches than this is not a screen update; a client should send a full frame.
-MAX_PATCHES = 1024
+# More patches than the contract allows is not a screen update; a client should
+# send a full frame.
+MAX_PATCHES = limits.MAX_FRAME_PATCHES
 # Patches may overlap (painted in order), but not repaint the frame many times over.
 MAX_PATCH_AREA = 4  # frames' worth of pixels
 # A rebuilt frame's chain of patches, past which it is encoded as a new image: the
@@ -211,7 +213,7 @@ def rebuild(
             scale_factor=delta.scale_factor,
         )
     if decoded is not None:
-        decoded.keep(frame.content_key, canvas)
+        decoded.keep(frame.content_key, canvas, supersedes=base.content_key)
     return frame
 
 

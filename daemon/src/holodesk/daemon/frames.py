@@ -126,6 +126,24 @@ class FrameSpec:
     accept_deltas: bool = False
 
 
+def check_fits(size: Size, spec: FrameSpec, field: str) -> None:
+    """InvalidArgument unless a frame of `size` fits the box its session was asked for.
+
+    What keeps a frame's pixels, not only its bytes, bounded: a PNG of one colour
+    is a few KiB at any size, so a frame allowed to be as large as the pixel limit
+    (40 Mpx: 120 MB decoded) would make each delta on it decode and paint hundreds
+    of MB. Within the box, a frame costs what the session's model needs."""
+    too_wide = spec.max_width > 0 and size.width > spec.max_width
+    too_tall = spec.max_height > 0 and size.height > spec.max_height
+    if too_wide or too_tall:
+        raise InvalidArgument(
+            f"{field}.size",
+            f"{size.width}x{size.height} does not fit the {spec.max_width}x"
+            f"{spec.max_height} the daemon asked for (SessionStarted.frame_spec): "
+            "downscale frames to fit it",
+        )
+
+
 @dataclass(frozen=True)
 class FrameLimits:
     max_bytes: int = 16 * 1024 * 1024

@@ -48,7 +48,7 @@ from holodesk.daemon.errors import (
     Unavailable,
 )
 from holodesk.daemon.frame_memory import FrameMemoryFull
-from holodesk.daemon.frames import FrameLimits, validate_frame
+from holodesk.daemon.frames import FrameLimits, FrameSpec, check_fits, validate_frame
 from holodesk.daemon.generation import StepGeneration
 from holodesk.daemon.metrics import DaemonMetrics
 from holodesk.daemon.policies.base import Decision, Policy
@@ -144,6 +144,8 @@ class SessionRunner:
         self._fatal = False
         # No observation has arrived on this stream yet (the first-observation limit).
         self._first_observation = True
+        # What this stream's frames were asked to look like (set when it starts).
+        self._frame_spec = FrameSpec()
 
     async def run(self) -> AsyncIterator[agent_pb2.RunSessionResponse]:
         opening = self._settings.first_observation_timeout_s or None
@@ -167,6 +169,7 @@ class SessionRunner:
                 max_bytes=self._settings.frame_limits.max_bytes,
                 accept_deltas=self._settings.accept_deltas,
             )
+            self._frame_spec = spec
             if resumed:
                 log.info(
                     "session %s resumed by %s after step %d (%d action(s) pending)",
@@ -341,6 +344,8 @@ class SessionRunner:
             # A rebuilt frame needs no such check: its delta was checked against its
             # base, and the daemon made its bytes (reading them back cost ~6% of a step).
             validate_frame(frame, self._settings.frame_limits, "observation.frame")
+            # A delta keeps its base's size, so checking full frames covers both.
+            check_fits(frame.size, self._frame_spec, "observation.frame")
             wire_bytes = len(frame.data)
         self._settings.metrics.frame_received("RunSession", wire_bytes)
         session.accept_frame(frame, "observation.frame")
