@@ -170,7 +170,10 @@ class FrameSpec(_message.Message):
     MAX_BYTES_FIELD_NUMBER: _builtins.int
     ACCEPT_DELTAS_FIELD_NUMBER: _builtins.int
     max_width: _builtins.int
-    """The frame must fit in this box, aspect ratio kept; 0 means no limit."""
+    """The frame must fit in this box, aspect ratio kept; 0 means no limit. A
+    session's frame larger than the box is rejected with INVALID_ARGUMENT
+    naming observation.frame.size (downscale before sending).
+    """
     max_height: _builtins.int
     encoding: Global___ImageEncoding.ValueType
     quality: _builtins.int
