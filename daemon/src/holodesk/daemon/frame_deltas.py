@@ -198,7 +198,7 @@ def rebuild(
     """
     canvas = decoded.copy_of(base.content_key) if decoded is not None else None
     if canvas is None:
-        canvas = frame_pixels.decode(base, f"{where}.base_frame_id")
+        canvas = frame_pixels.canvas(base, f"{where}.base_frame_id")
     canvas = frame_pixels.paint(canvas, delta.patches, f"{where}.patches")
     frame = base.painted(delta.frame_id, delta.patches)
     if _chain_too_long(frame):

@@ -69,8 +69,9 @@ def _load(
     frame: EncodedFrame, decoded: PixelLookup | None, size: tuple[int, int] | None
 ) -> Image.Image:
     kept = decoded(frame.content_key) if decoded is not None else None
-    # A kept screen is shared (the next delta paints on a copy of it): convert it to
-    # a copy; a screen decoded here is this call's own.
+    # Engines read pixels and never paint on them, so the shared images both places
+    # hand out (a kept screen, a thread's last decode) are safe to pass on; a kept
+    # screen is still copied, as it is the one the next delta's copy is made from.
     rgb = frame_pixels.decode(frame) if kept is None else kept.convert("RGB")
     if rgb.mode != "RGB":
         rgb = rgb.convert("RGB")
