@@ -8,7 +8,8 @@ per session (a rebuilt screen supersedes its base): while it holds every active
 session's screen, the base is always here; with more sessions, the least recently
 rebuilt screens go and a delta on one decodes it, as before. Policies read their
 model images from here too (StepContext.decoded), so a screen's decoded pixels live
-in this one bounded place, however many steps are in flight: never a session's own
+in this one bounded place, however many steps are in flight (besides the one screen
+each worker thread last decoded: frame_pixels.decode): never a session's own
 memory, and never a model image's (those load lazily).
 """
 
