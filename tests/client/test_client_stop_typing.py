@@ -34,7 +34,7 @@ from holodesk.proto.v1 import agent_pb2
 from tests.platform.stopping import GRACE_MS, drain, ms_after, over_canvas, x_time_ms
 from tests.support.probe import ProbeApp
 
-from .scripted import Conversation, Script, ScriptedDaemon, type_text
+from .scripted import Conversation, Script, ScriptedDaemon, key_down, type_text
 
 pytestmark = [
     pytest.mark.x11,
@@ -85,13 +85,16 @@ def _late(probe: ProbeApp, x11: Backend, stop_ms: int) -> tuple[int, int]:
     return len(typed), len(late)
 
 
-def _typing_script(ended: list[str], until: threading.Event | None = None) -> Script:
-    """Send one long type action; then end the session when `until` is set (the
-    daemon's own cancel), or answer the client's cancel."""
+def _typing_script(
+    ended: list[str], until: threading.Event | None = None, hold_shift: bool = False
+) -> Script:
+    """Send one long type action (after holding Shift down, if asked); then end the
+    session when `until` is set (the daemon's own cancel), or answer the client's cancel."""
 
     async def script(conv: Conversation) -> None:
         await conv.open()
-        await conv.send_actions(1, type_text("t", TEXT), type_text("t2", "never"))
+        held = [key_down("k", "shift")] if hold_shift else []
+        await conv.send_actions(1, *held, type_text("t", TEXT), type_text("t2", "never"))
         if until is not None:
             await asyncio.to_thread(until.wait, 30)
             await conv.end(agent_pb2.SESSION_OUTCOME_CANCELLED, reason="cancelled by an operator")
@@ -181,10 +184,11 @@ def test_a_signal_stops_holodesk_run(
     xvfb: str, x11: Backend, probe: ProbeApp, daemon: Daemon, signum: signal.Signals
 ) -> None:
     """Proves: SIGTERM (as Ctrl-C's SIGINT) to a real `holodesk run` mid-type stops the
-    keystrokes at once, tells the daemon, and exits 3 (cancelled), not 143."""
+    keystrokes at once, releases the Shift it held, tells the daemon, and exits 3
+    (cancelled), not 143."""
     ended: list[str] = []
     over_canvas(probe, x11.input)
-    server = daemon(_typing_script(ended))
+    server = daemon(_typing_script(ended, hold_shift=True))
     command = [sys.executable, "-m", "holodesk.client", "run", "--server", server.target]
     command += ["--backend", "x11", "--no-estop", "--no-fail-safe", "type it all"]
     env = {**os.environ, "DISPLAY": xvfb}
@@ -205,3 +209,6 @@ def test_a_signal_stops_holodesk_run(
     assert late == 0, f"{late} of {typed} key events reached the app after {signum.name}"
     assert 0 < typed < 2 * len(TEXT)
     assert ended == ["cancelled by the user"]
+    shift = [e["type"] for e in probe.events() if e.get("keysym") == "Shift_L"]
+    assert shift[0] == "key"
+    assert shift[-1] == "keyup"
