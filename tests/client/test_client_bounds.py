@@ -1,5 +1,6 @@
 """The client bounds each step by default (issue 15 item 10): one type action's text,
-one batch's length, and typed characters count in the rate limit.
+one batch's length (never past the contract's), and typed characters count in the
+rate limit.
 
 Through a real session against the scripted daemon: what the daemon (and so the
 model) gets back is read off the wire.
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 
@@ -61,26 +63,54 @@ async def test_a_type_action_past_the_default_limit_is_refused(
     assert not [e for e in backend.input.events if isinstance(e, fake.Text)]
 
 
-async def test_a_batch_past_the_default_limit_is_refused_whole(
+async def test_a_batch_past_the_limit_is_refused_whole(
     daemon: Daemon, backend: fake.FakeBackend
 ) -> None:
-    """Proves: a batch of 1,000 actions is refused by default, none of it runs, and the
+    """Proves: a batch longer than --max-batch is refused, none of it runs, and the
     daemon gets a result for every action (the first says why)."""
     seen: list[agent_pb2.Observation] = []
-    batch = [type_text("t0", "hello")] + [wait(f"w{n}", 0) for n in range(1, 1_000)]
+    batch = [type_text("t0", "hello")] + [wait(f"w{n}", 0) for n in range(1, 10)]
     server = daemon(_one_step(batch, seen))
-    outcome = await run_session(server.target, "t", backend, NO_HOTKEY)
+    options = replace(NO_HOTKEY, safety=replace(NO_HOTKEY.safety, max_batch_actions=5))
+    outcome = await run_session(server.target, "t", backend, options)
     assert outcome.outcome is Outcome.SUCCEEDED
     (observation,) = seen
     first, *rest = observation.results
     assert first.action_id == "t0"
     assert first.status == action_pb2.ACTION_STATUS_REJECTED
     assert first.error == (
-        "this batch has 1,000 actions; this client runs at most 100 per batch "
+        "this batch has 10 actions; this client runs at most 5 per batch "
         "(--max-batch): none of it ran, send fewer per step"
     )
-    assert len(rest) == 999
+    assert len(rest) == 9
     assert {r.status for r in rest} == {action_pb2.ACTION_STATUS_SKIPPED}
+    assert backend.input.events == []
+
+
+async def test_a_batch_past_the_contract_ends_the_session(
+    daemon: Daemon, backend: fake.FakeBackend
+) -> None:
+    """Proves: by default a batch of 1,000 actions (the contract allows 64, and so
+    many results could not be answered) runs none of them: the session ends as an
+    error, saying why, and the daemon is told (it used to run them all)."""
+    cancels: list[str] = []
+
+    async def script(conv: Conversation) -> None:
+        await conv.open()
+        await conv.send_actions(
+            1, type_text("t0", "hello"), *(wait(f"w{n}", 0) for n in range(1, 1_000))
+        )
+        cancels.append((await conv.recv()).cancel.reason)
+
+    server = daemon(script)
+    outcome = await run_session(server.target, "t", backend, NO_HOTKEY)
+    reason = (
+        "the daemon sent 1,000 actions in one batch; the contract allows at most 64: "
+        "none of them ran"
+    )
+    assert outcome.outcome is Outcome.ERROR
+    assert outcome.reason == reason
+    assert cancels == [reason]
     assert backend.input.events == []
 
 
@@ -113,12 +143,12 @@ def test_typed_characters_count_in_the_rate_limit(backend: fake.FakeBackend) -> 
 
 
 def test_the_limits_are_on_by_default_and_can_be_changed() -> None:
-    """Proves: `holodesk run` applies the bounds unless told otherwise, and 0 turns
-    each off."""
+    """Proves: `holodesk run` applies the bounds unless told otherwise (0 turns the
+    text and typing-rate ones off; a batch stays within the contract's 64)."""
     parser = argparse.ArgumentParser()
     run_command.configure(parser)
     defaults = session_options(parser.parse_args(["--server", "x:1", "t"])).safety
-    assert (defaults.max_type_chars, defaults.max_batch_actions) == (10_000, 100)
+    assert (defaults.max_type_chars, defaults.max_batch_actions) == (10_000, 64)
     assert defaults.max_chars_per_second == 1_000
     argv = ["--server", "x:1", "--max-type-chars", "0", "--max-batch", "5"]
     argv += ["--max-type-rate", "0", "t"]

@@ -16,7 +16,7 @@ from holodesk.client.frames import DEFAULT_QUALITY, Encoding, FramePatch, FrameS
 from holodesk.client.generation import Completion, Generation, Sampling
 from holodesk.client.locations import Location
 from holodesk.platform.base import Backend, DisplayInfo, MouseButton, Region
-from holodesk.proto.limits import REASON_CHARS, TEXT_CHARS, clip
+from holodesk.proto.limits import MAX_ACTIONS, REASON_CHARS, TEXT_CHARS, clip
 from holodesk.proto.v1 import action_pb2, agent_pb2, frame_pb2, geometry_pb2
 
 _ENCODINGS = {
@@ -336,6 +336,13 @@ def action_to_proto(action: a.Action) -> action_pb2.Action:
 
 
 def batch_from_proto(batch: agent_pb2.Actions) -> a.ActionBatch:
+    if len(batch.actions) > MAX_ACTIONS:
+        # Checked before converting any: a hostile daemon may send millions, and no
+        # answer fits the contract (Observation.results has the same limit).
+        raise ConversionError(
+            f"the daemon sent {len(batch.actions):,} actions in one batch; the contract "
+            f"allows at most {MAX_ACTIONS}: none of them ran"
+        )
     return a.ActionBatch(
         step=batch.step,
         actions=tuple(action_from_proto(x) for x in batch.actions),

@@ -42,6 +42,7 @@ from holodesk.platform.base import Backend, Region
 from holodesk.platform.errors import PlatformError
 from holodesk.platform.safety.hotkeys import DEFAULT_EMERGENCY_STOP
 from holodesk.platform.select import open_backend
+from holodesk.proto.limits import MAX_ACTIONS
 
 T = TypeVar("T")
 
@@ -171,7 +172,7 @@ def _configure_safety(group: argparse._ArgumentGroup) -> None:
         type=non_negative_int,
         default=DEFAULT_MAX_BATCH_ACTIONS,
         metavar="N",
-        help="refuse a step of more actions than this (0: no limit; default: %(default)s)",
+        help=f"refuse a step of more actions than this (1-{MAX_ACTIONS}; default: %(default)s)",
     )
     group.add_argument(
         "--confirm", action="store_true", help="ask on the terminal before every action"

@@ -35,8 +35,9 @@ def text_refusal(action: a.Action, max_chars: int) -> str:
 
 
 def batch_refusal(actions: Sequence[a.Action], max_actions: int) -> str:
-    """Why the batch is too long to run ('' when it is not; 0: no limit)."""
-    if not max_actions or len(actions) <= max_actions:
+    """Why the batch is too long to run ('' when it is not). Batches past the
+    contract's limit never get here (holodesk.client.convert refuses them)."""
+    if len(actions) <= max_actions:
         return ""
     return (
         f"this batch has {len(actions):,} actions; this client runs at most "

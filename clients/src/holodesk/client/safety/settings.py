@@ -10,6 +10,7 @@ from holodesk.client.safety.chords import Chord, ChordRule, parse_rule
 from holodesk.platform.base import Region
 from holodesk.platform.safety.hotkeys import DEFAULT_EMERGENCY_STOP
 from holodesk.platform.safety.hotkeys import parse_chord as parse_hotkey
+from holodesk.proto.limits import MAX_ACTIONS
 
 # The contract's action kinds (the oneof names of holodesk.v1.Action).
 ACTION_KINDS: tuple[str, ...] = (
@@ -57,7 +58,9 @@ DEFAULT_MAX_ACTIONS_PER_SECOND = 10.0
 # Bounds on what one step may ask (holodesk.client.safety.bounds): a long text or a
 # long batch holds the desktop for as long as it runs. 0 turns a bound off.
 DEFAULT_MAX_TYPE_CHARS = 10_000  # per type action (or URL typed into an address bar)
-DEFAULT_MAX_BATCH_ACTIONS = 100  # per batch (one model step)
+# Per batch (one model step): at most the contract's, past which a batch is a broken
+# daemon's (the session ends: the results could not be answered within the contract).
+DEFAULT_MAX_BATCH_ACTIONS = MAX_ACTIONS
 DEFAULT_MAX_CHARS_PER_SECOND = 1_000.0  # typed characters, sustained
 DEFAULT_FAIL_SAFE_PX = 4
 
@@ -83,7 +86,7 @@ class SafetySettings:
     burst: int = 0
     # Characters one type action may carry; longer ones are REJECTED (0: no limit).
     max_type_chars: int = DEFAULT_MAX_TYPE_CHARS
-    # Actions one batch may hold; a longer batch is refused whole (0: no limit).
+    # Actions one batch may hold (1 to the contract's 64); a longer batch is refused whole.
     max_batch_actions: int = DEFAULT_MAX_BATCH_ACTIONS
     # Typed characters per second, sustained; actions past it wait (0: no limit).
     # One action of max_type_chars may go at once (the burst), then the rate applies.
@@ -107,8 +110,13 @@ class SafetySettings:
                 )
         if self.max_actions_per_second < 0 or self.burst < 0:
             raise ValueError("the rate limit and burst must not be negative")
-        if self.max_type_chars < 0 or self.max_batch_actions < 0 or self.max_chars_per_second < 0:
-            raise ValueError("the text, batch and typing-rate limits must not be negative")
+        if self.max_type_chars < 0 or self.max_chars_per_second < 0:
+            raise ValueError("the text and typing-rate limits must not be negative")
+        if not 1 <= self.max_batch_actions <= MAX_ACTIONS:
+            raise ValueError(
+                f"max_batch_actions must be 1 to {MAX_ACTIONS} (the contract's), "
+                f"not {self.max_batch_actions}"
+            )
         for region in self.redact:
             if region.width == 0 or region.height == 0:
                 raise ValueError(f"a redacted region must not be empty: {region}")
