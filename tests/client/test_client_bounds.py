@@ -26,6 +26,8 @@ from holodesk.proto.v1 import action_pb2, agent_pb2
 
 from .scripted import Conversation, Script, ScriptedDaemon, done, type_text, wait
 
+pytestmark = pytest.mark.abuse
+
 Daemon = Callable[[Script], ScriptedDaemon]
 NO_HOTKEY = SessionOptions(safety=SafetySettings(emergency_stop=None, fail_safe=False))
 

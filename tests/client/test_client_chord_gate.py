@@ -26,6 +26,8 @@ from holodesk.platform.base import Backend, InputDriver
 from holodesk.platform.select import open_backend
 from tests.support.probe import CONTROL_MASK, MOD1_MASK, Event, ProbeApp
 
+pytestmark = pytest.mark.abuse
+
 OK, REJECTED, SKIPPED = a.ActionStatus.OK, a.ActionStatus.REJECTED, a.ActionStatus.SKIPPED
 # The denylist alone: no hotkey, corner or rate limit in the way.
 DENYLIST = SafetySettings(emergency_stop=None, fail_safe=False, max_actions_per_second=0)

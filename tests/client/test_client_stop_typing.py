@@ -37,6 +37,7 @@ from tests.support.probe import ProbeApp
 from .scripted import Conversation, Script, ScriptedDaemon, key_down, type_text
 
 pytestmark = [
+    pytest.mark.abuse,
     pytest.mark.x11,
     pytest.mark.skipif(
         not sys.platform.startswith("linux") or not shutil.which("xdotool"),

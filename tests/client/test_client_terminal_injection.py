@@ -29,6 +29,8 @@ from holodesk.proto.v1 import action_pb2, agent_pb2
 
 from .scripted import DEFAULT_SPEC, Conversation, Script, ScriptedDaemon, ask_user, done
 
+pytestmark = pytest.mark.abuse
+
 Daemon = Callable[[Script], ScriptedDaemon]
 
 OSC52 = "\x1b]52;c;cHduZWQ=\x07"  # "pwned" into the clipboard

@@ -28,6 +28,8 @@ from tests.daemon.support import (
     write_tokens,
 )
 
+pytestmark = pytest.mark.abuse
+
 CLICK = holo({"action": "click", "x": 10, "y": 10})
 SHORT_S = 0.3
 

@@ -43,6 +43,8 @@ from tests.daemon.support import (
 )
 from tests.daemon.test_daemon_scale import InstantPolicy
 
+pytestmark = pytest.mark.abuse
+
 CLICK = holo({"action": "click", "x": 10, "y": 10})
 MIB = 1024 * 1024
 

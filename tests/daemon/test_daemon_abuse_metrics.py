@@ -20,6 +20,8 @@ from holodesk.daemon.metrics import OTHER_LABEL, BoundedLabel
 from holodesk.daemon.metrics_interceptor import UNKNOWN_METHOD
 from tests.daemon.support import GUARD_S, running_daemon, scripted_policy, write_tokens
 
+pytestmark = pytest.mark.abuse
+
 CALLS = 3000
 CONCURRENCY = 100
 

@@ -555,6 +555,7 @@ def test_a_screen_painted_in_two_steps_has_the_key_of_one_painted_in_one() -> No
     assert base.painted("o", (one,)).content_key not in (base.content_key, at_once.content_key)
 
 
+@pytest.mark.abuse
 @pytest.mark.parametrize(
     "corrupt",
     [

@@ -27,7 +27,7 @@ from holodesk.proto.v1 import agent_pb2, frame_pb2, geometry_pb2
 from tests.bench.daemon_proc import ServerProcess, server_process
 from tests.daemon.support import Stream, ok_results
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.abuse, pytest.mark.timeout(120)]
 
 HOSTILE_SIZE = (7680, 5200)  # 40 Mpx: inside --max-frame-pixels, far outside the box
 HEALTHY_SIZE = (1920, 1080)

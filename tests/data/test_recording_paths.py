@@ -32,6 +32,8 @@ from holodesk.data.format import (
 
 from .recordings import RecordingSpec, StepSpec, click, done, ok, write_recording
 
+pytestmark = pytest.mark.abuse
+
 
 def _recording(root: Path) -> Path:
     steps = [

@@ -18,7 +18,7 @@ from tests.platform.stopping import (
 )
 from tests.support.probe import ProbeApp
 
-pytestmark = pytest.mark.x11
+pytestmark = [pytest.mark.abuse, pytest.mark.x11]
 
 
 def test_a_stop_cuts_typing_off(x11: Backend, probe: ProbeApp) -> None:

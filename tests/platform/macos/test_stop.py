@@ -18,6 +18,8 @@ from holodesk.platform.macos.api import QuartzEvent
 from tests.platform.macos.conftest import DISPLAYS, TERMINAL
 from tests.platform.macos.fake_api import FakeQuartzApi
 
+pytestmark = pytest.mark.abuse
+
 STOP_AT = 10  # events the desktop receives before the stop
 
 

@@ -14,7 +14,7 @@ from tests.platform.stopping import (
 )
 from tests.support.probe import ProbeApp
 
-pytestmark = pytest.mark.vnc
+pytestmark = [pytest.mark.abuse, pytest.mark.vnc]
 
 
 def test_a_stop_cuts_typing_off(vnc: Backend, probe: ProbeApp) -> None:

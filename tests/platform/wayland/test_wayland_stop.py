@@ -22,7 +22,7 @@ from tests.platform.wayland.conftest import OpenWayland
 from tests.platform.wayland.fake_uinput import FakeDevices
 from tests.support.probe import ProbeApp
 
-pytestmark = pytest.mark.x11
+pytestmark = [pytest.mark.abuse, pytest.mark.x11]
 
 
 def test_a_stop_cuts_typing_off(open_wayland: OpenWayland, probe: ProbeApp) -> None:

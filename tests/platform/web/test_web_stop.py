@@ -10,7 +10,7 @@ from holodesk.platform.backends.web import WebBackend
 from tests.platform.stopping import GRACE_MS, LONG_TEXT, type_until_stopped
 from tests.platform.web.support import WebTarget
 
-pytestmark = pytest.mark.web
+pytestmark = [pytest.mark.abuse, pytest.mark.web]
 
 # Each input event's wall-clock time (ms since the epoch, as time.time() * 1000).
 _STAMP_INPUT = """(() => {

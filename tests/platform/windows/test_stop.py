@@ -18,6 +18,8 @@ from holodesk.platform.windows import structs as s
 from tests.platform.windows.conftest import MONITORS
 from tests.platform.windows.fake_api import FakeWinApi
 
+pytestmark = pytest.mark.abuse
+
 STOP_AT = 3  # SendInput calls the desktop receives before the stop
 
 
