@@ -46,6 +46,20 @@ def find_field(image: Image.Image, label: Box) -> Box | None:
     return min(candidates, key=lambda c: c[0])[1]
 
 
+def fields_beside(image: Image.Image, label: Box) -> list[Box]:
+    """The fields right of and below `label`, nearest first, without find_field's
+    "is the label itself in a box" test.
+
+    That test guesses, and guesses wrong for a label centred above a wide field
+    with another field above it (both fields' borders span the label): this is
+    where to type next when typing where find_field pointed showed nothing.
+    """
+    grey = np.asarray(image.convert("L"), dtype=np.int16)
+    height = max(label[3] - label[1], 8)
+    found = [c for c in (_field_right(grey, label, height), _field_below(grey, label, height)) if c]
+    return [box for _, box in sorted(found, key=lambda c: c[0])]
+
+
 def _enclosed(grey: npt.NDArray[np.int16], label: Box, height: int) -> bool:
     """Whether a tight box (edges just above and below, spanning the text) holds the label."""
     left, top, right, bottom = label

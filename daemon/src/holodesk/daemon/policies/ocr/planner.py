@@ -15,7 +15,7 @@ from typing import Any
 
 from PIL import Image
 
-from holodesk.daemon.policies.ocr.fields import find_field
+from holodesk.daemon.policies.ocr.fields import fields_beside, find_field
 from holodesk.daemon.policies.ocr.instructions import (
     Click,
     Done,
@@ -31,6 +31,7 @@ from holodesk.daemon.policies.ocr.instructions import (
 from holodesk.daemon.policies.ocr.matching import DEFAULT_THRESHOLD, Match, find_all, find_text
 from holodesk.daemon.policies.ocr.progress import Progress, marker
 from holodesk.daemon.policies.ocr.reader import TextBox, read_text
+from holodesk.daemon.policies.ocr.typing_check import check_typing
 
 Reader = Callable[[Image.Image], list[TextBox]]
 
@@ -42,6 +43,9 @@ class PlannerConfig:
     max_retries: int = 3
     retry_wait_s: float = 1.0
     match_threshold: float = DEFAULT_THRESHOLD
+    # Places tried for a type step whose text the screen does not show: where
+    # find_field points, then each field beside the label.
+    max_type_tries: int = 3
 
 
 def plan(
@@ -86,16 +90,87 @@ def plan_step(
     if target is None:
         return _answer(note, f"Step {progress.step + 1}: {describe(step)}.", _blind(step))
     words = read(image)
+    if isinstance(step, TypeText) and progress.typed:
+        return _check_typed(steps, step, progress, image, words, config)
     found = find_text(target, words, config.match_threshold)
     if found is None:
         return _not_found(step, target, words, progress, total, config)
-    x, y = found.center
     if isinstance(step, TypeText):
-        field = find_field(image, found.box)
-        if field is not None:
-            x, y = (field[0] + field[2]) / 2, (field[1] + field[3]) / 2
+        return _type_at(step, progress, total, image, found, 1)
+    x, y = found.center
     thought = f"{_seen(found)}; {describe(step)} at ({x:.0f}, {y:.0f}) px."
     return _answer(note, thought, _grounded(step, _normalize(x, y, image)))
+
+
+def _type_places(image: Image.Image, label: Match) -> list[tuple[float, float]]:
+    """Where to click before typing, in the order to try them: the field find_field
+    picks (or the label itself), then every other field beside the label."""
+    first = find_field(image, label.box)
+    places = [_center(first) if first is not None else label.center]
+    for box in fields_beside(image, label.box):
+        if not any(_inside(place, box) for place in places):
+            places.append(_center(box))
+    return places
+
+
+def _type_at(
+    step: TypeText, progress: Progress, total: int, image: Image.Image, label: Match, attempt: int
+) -> str:
+    """Try `attempt` (1-based) of a type step: click its place, type; checked next look."""
+    places = _type_places(image, label)
+    x, y = places[min(attempt, len(places)) - 1]
+    note = f"{marker(progress.step, total, typed=attempt)} {describe(step)}"
+    where = "" if attempt == 1 else f" (try {attempt}: the field beside the label)"
+    thought = f"{_seen(label)}; {describe(step)} at ({x:.0f}, {y:.0f}) px{where}."
+    return _answer(note, thought, _grounded(step, _normalize(x, y, image)))
+
+
+def _check_typed(
+    steps: Sequence[Step],
+    step: TypeText,
+    progress: Progress,
+    image: Image.Image,
+    words: list[TextBox],
+    config: PlannerConfig,
+) -> str:
+    """After typing: on to the next step if the screen shows the text near the label;
+    else look once more (apps repaint late), then type into the next place, then fail."""
+    total = len(steps)
+    label = find_text(step.into or "", words, config.match_threshold)
+    check = check_typing(step.text, words, label.box if label is not None else None)
+    if not check.checkable or check.shown:
+        seen = (
+            f'the screen shows "{check.seen}" for step {progress.step + 1}'
+            if check.shown
+            else f"step {progress.step + 1}'s text has nothing OCR can read back"
+        )
+        following = json.loads(
+            plan_step(steps, Progress(progress.step + 1), image, config, lambda _: words)
+        )
+        following["thought"] = f"{seen}; {following['thought']}"
+        return json.dumps(following, ensure_ascii=False)
+    missing = f'the screen does not show "{check.expected}" near "{step.into}"'
+    if not progress.looked:
+        note = f"{marker(progress.step, total, typed=progress.typed, looked=True)} checking"
+        thought = f"{missing} after try {progress.typed}; looking again."
+        return _answer(note, thought, {"action": "wait", "seconds": config.retry_wait_s})
+    places = _type_places(image, label) if label is not None else []
+    tries = min(len(places), config.max_type_tries)
+    if label is not None and progress.typed < tries:
+        return _type_at(step, progress, total, image, label, progress.typed + 1)
+    reason = (
+        f"step {progress.step + 1} ({describe(step)}): typed it {progress.typed} time(s) "
+        f"but {missing}"
+    )
+    return _answer(f"[ocr {progress.step + 1}/{total} failed]", missing + ".", _fail(reason))
+
+
+def _center(box: tuple[int, int, int, int]) -> tuple[float, float]:
+    return (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+
+
+def _inside(point: tuple[float, float], box: tuple[int, int, int, int]) -> bool:
+    return box[0] <= point[0] < box[2] and box[1] <= point[1] < box[3]
 
 
 def _target_of(step: Step) -> str | None:

@@ -1,0 +1,63 @@
+"""The read-back check after typing, and the markers that carry it across steps."""
+
+from __future__ import annotations
+
+from holodesk.daemon.actions import Action, ActionResult, ActionStatus, HistoryStep, Wait
+from holodesk.daemon.policies.ocr.progress import Progress, marker, progress_from_history
+from holodesk.daemon.policies.ocr.reader import TextBox
+from holodesk.daemon.policies.ocr.typing_check import check_typing, readable
+
+LABEL = (100, 100, 180, 120)  # "Message", 20 px high
+
+
+def word(text: str, left: int, top: int, line: int = 0) -> TextBox:
+    return TextBox(text, 90.0, left, top, 8 * len(text), 20, line)
+
+
+def test_only_what_english_ocr_reads_is_expected() -> None:
+    assert readable("héllo wörld ñ € 日本") == "hello world n"
+    assert readable("日本語") == ""
+
+
+def test_text_shown_below_or_beside_the_label_passes() -> None:
+    below = [word("Message", 100, 100), word("hello", 60, 150, 1), word("eco", 110, 150, 1)]
+    check = check_typing("hello eco", below, LABEL)
+    assert check.shown
+    assert check.seen == "hello eco"
+    # An OCR slip still passes; another text does not.
+    assert check_typing("hello eco", [word("helo", 60, 150, 1), word("eco", 100, 150, 1)], LABEL)
+    assert not check_typing("hello eco", [word("goodbye", 60, 150, 1)], LABEL).shown
+
+
+def test_text_above_the_label_or_nowhere_fails() -> None:
+    above = [word("hello", 60, 40), word("eco", 110, 40)]
+    assert not check_typing("hello eco", above, LABEL).shown
+    assert not check_typing("hello eco", [word("Message", 100, 100)], LABEL).shown
+    # Without a label to anchor on, the whole screen counts.
+    assert check_typing("hello eco", above, None).shown
+
+
+def test_a_text_ocr_cannot_read_is_not_checkable() -> None:
+    check = check_typing("日本", [], LABEL)
+    assert not check.checkable
+    assert not check.shown
+
+
+def test_type_markers_carry_the_pending_check() -> None:
+    assert marker(1, 3, typed=2) == "[ocr 2/3 type 2]"
+    assert marker(1, 3, typed=2, looked=True) == "[ocr 2/3 type 2 look]"
+
+    def step(number: int, note: str) -> HistoryStep:
+        action = Action(f"a{number}", "", Wait(1000))
+        return HistoryStep(
+            number, (action,), note=note, results=(ActionResult(action.action_id, ActionStatus.OK),)
+        )
+
+    assert progress_from_history([step(1, "[ocr 1/3 type 1] t")]) == Progress(0, typed=1)
+    assert progress_from_history(
+        [step(1, "[ocr 1/3 type 1] t"), step(2, "[ocr 1/3 type 1 look] checking")]
+    ) == Progress(0, typed=1, looked=True)
+    # Checked and passed: the next plan step's marker moves it on.
+    assert progress_from_history(
+        [step(1, "[ocr 1/3 type 1] t"), step(2, "[ocr 2/3] click")]
+    ) == Progress(2)
