@@ -57,6 +57,13 @@ from tests.support.probe import (
 )
 
 UNICODE_TEXT = "héllo wörld ñ € 日本"
+# Format characters (Unicode Cf) are text: a zero-width joiner (as in emoji
+# sequences), ZWNJ, LRM and RLM, a tag character. Few distinct ones, as a
+# TigerVNC server binds each character beyond ASCII for good on its ~19 spare keys.
+FORMAT_TEXT = "a\u200db\u200cc\u200ed\u200fe\U000e0041f"
+# The keypad keys that type, and what they type.
+KEYPAD_TYPING = {**{f"kp_{n}": str(n) for n in range(10)}, "kp_add": "+", "kp_subtract": "-",
+                 "kp_multiply": "*", "kp_divide": "/", "kp_decimal": "."}  # fmt: skip
 SHIFTED_ASCII = "Hello, World! ~ 1+1=2 (ok) {x} <a|b> \"q\" 'z' #$%^&*_?:@"
 SHELL_HOSTILE = "rm -rf / && echo $HOME `id` \"q\" 'z' ; | > < * ? ~ \\ ! %s {x} $(reboot)"
 MULTILINE = "line one\nline two $(rm -rf /) `id` 'q' \"d\" \\ %s {x}\r\nthree"
@@ -160,9 +167,13 @@ class Target(ABC):
 X_BUTTONS = {1: MouseButton.LEFT, 2: MouseButton.MIDDLE, 3: MouseButton.RIGHT,
              8: MouseButton.BACK, 9: MouseButton.FORWARD}  # fmt: skip
 _X_MODIFIERS = {CONTROL_MASK: "ctrl", SHIFT_MASK: "shift", MOD1_MASK: "alt", MOD4_MASK: "meta"}
-_X_KEYS = {"Control_L": "ctrl", "Control_R": "ctrl", "Shift_L": "shift", "Shift_R": "shift",
-           "Alt_L": "alt", "Alt_R": "alt", "Super_L": "meta", "Super_R": "meta",
-           "Return": "enter"}  # fmt: skip
+# The left modifiers are the side-neutral names, as every backend presses them.
+_X_KEYS = {"Control_L": "ctrl", "Control_R": "ctrl_r", "Shift_L": "shift", "Shift_R": "shift_r",
+           "Alt_L": "alt", "Alt_R": "alt_r", "Super_L": "meta", "Super_R": "meta_r",
+           "Return": "enter", "KP_Enter": "kp_enter", "KP_Add": "kp_add",
+           "KP_Subtract": "kp_subtract", "KP_Multiply": "kp_multiply",
+           "KP_Divide": "kp_divide", "KP_Decimal": "kp_decimal",
+           **{f"KP_{n}": f"kp_{n}" for n in range(10)}}  # fmt: skip
 _TK_FIELDS: dict[str, str] = {"line": "entry", "lines": "area"}
 
 
@@ -432,6 +443,41 @@ def check_key_down_and_up(target: Target) -> None:
     assert target.backend.input.held() == ((), ())
 
 
+def check_keypad_keys(target: Target) -> None:
+    # Each arrives as its keypad key (not the digit row's), and types its character.
+    target.focus("line")
+    for key in KEYPAD_TYPING:
+        target.backend.input.key_chord([key])
+    target.backend.input.key_chord(["kp_enter"])
+    expected = "".join(KEYPAD_TYPING.values())
+    assert target.wait_text("line", expected) == expected
+    target.wait(lambda: ("up", "kp_enter") in _keys(target), "kp_enter to be released")
+    names = [*KEYPAD_TYPING, "kp_enter"]
+    assert _keys(target) == [(kind, key) for key in names for kind in ("down", "up")]
+    assert all(not k.modifiers for k in target.of(Key))  # no Shift pressed to reach them
+
+
+def check_sided_modifiers(target: Target) -> None:
+    # A right-side modifier is its own key, and holds its modifier like the left one.
+    target.focus("line")
+    target.backend.input.key_chord(["ctrl_r", "a"])
+    target.backend.input.key_chord(["shift_r", "b"])
+    # Shift stays held while one side of it is: c types as C after shift_l goes up.
+    target.backend.input.key_down("shift_l")
+    target.backend.input.key_down("shift_r")
+    target.backend.input.key_up("shift_l")
+    target.backend.input.key_chord(["c"])
+    target.backend.input.key_up("shift_r")
+    assert target.wait_text("line", "BC") == "BC"
+    target.wait(lambda: _keys(target).count(("up", "shift_r")) == 2, "shift_r to be released")
+    assert _keys(target)[:8] == [
+        ("down", "ctrl_r"), ("down", "a"), ("up", "a"), ("up", "ctrl_r"),
+        ("down", "shift_r"), ("down", "B"), ("up", "B"), ("up", "shift_r"),
+    ]  # fmt: skip
+    assert "ctrl" in target.of(Key)[1].modifiers
+    assert "shift" in target.of(Key)[5].modifiers
+
+
 def check_held_character_without_a_key(target: Target) -> None:
     # No key of a US layout types these: bound (X11), sent as keysyms (VNC), or text (web).
     target.focus("line")
@@ -510,6 +556,9 @@ CASES: tuple[Case, ...] = (
     Case("held-character-without-a-key", check_held_character_without_a_key),
     Case("shifted-ascii", check_types, ("line", SHIFTED_ASCII, SHIFTED_ASCII)),
     Case("unicode-text", check_types, ("line", UNICODE_TEXT, UNICODE_TEXT)),
+    Case("format-characters", check_types, ("line", FORMAT_TEXT, FORMAT_TEXT)),
+    Case("keypad-keys", check_keypad_keys),
+    Case("sided-modifiers", check_sided_modifiers),
     Case("shell-hostile-text", check_types, ("line", SHELL_HOSTILE, SHELL_HOSTILE)),
     Case("multiline-text", check_multiline_presses_enter),
     Case("lines-join-in-a-one-line-field", check_lines_join_in_a_one_line_field),

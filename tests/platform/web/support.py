@@ -35,6 +35,14 @@ def wait_for(check: Callable[[], Any], what: str, timeout_s: float = 10.0) -> An
 _DOM_BUTTONS = {0: MouseButton.LEFT, 1: MouseButton.MIDDLE, 2: MouseButton.RIGHT,
                 3: MouseButton.BACK, 4: MouseButton.FORWARD}  # fmt: skip
 _DOM_KEYS = {"Control": "ctrl", "Shift": "shift", "Alt": "alt", "Meta": "meta", "Enter": "enter"}
+# By `code`, for keys whose `key` is shared: the right modifiers, the keypad.
+_DOM_CODES = {
+    **{f"{key}Right": f"{name}_r" for key, name in
+       (("Control", "ctrl"), ("Shift", "shift"), ("Alt", "alt"), ("Meta", "meta"))},
+    **{f"Numpad{n}": f"kp_{n}" for n in range(10)},
+    "NumpadEnter": "kp_enter", "NumpadAdd": "kp_add", "NumpadSubtract": "kp_subtract",
+    "NumpadMultiply": "kp_multiply", "NumpadDivide": "kp_divide", "NumpadDecimal": "kp_decimal",
+}  # fmt: skip
 _FIELDS: dict[str, str] = {"line": "field", "lines": "area"}
 # The back and forward buttons move the tab through its history on release unless
 # the page cancels that; cancelled here, so checks read the page they clicked on
@@ -93,7 +101,7 @@ class WebTarget(Target):
             elif kind == "wheel":
                 out.append(Wheel(_sign(e["deltaX"]), _sign(e["deltaY"])))
             else:
-                key = _DOM_KEYS.get(e["key"]) or str(e["key"])
+                key = _DOM_CODES.get(e["code"]) or _DOM_KEYS.get(e["key"]) or str(e["key"])
                 out.append(Key("down" if kind == "keydown" else "up", key, held))
         return out
 

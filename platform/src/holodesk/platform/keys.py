@@ -1,19 +1,35 @@
 """The key vocabulary of the contract (see protos/holodesk/v1/action.proto).
 
-Every backend receives canonical names only: the modifiers, the named keys, or
-one character. `normalize_key` maps the spellings agents and people actually
-use ("Control", "Return", "cmd", "PgUp", "ArrowUp") onto that vocabulary.
+This module is the one definition of it: the backends' key tables, the client's
+safety guard and the tests read the groups below rather than keeping lists of
+their own. `VOCABULARY` is every canonical name, in order.
+
+Every backend receives canonical names only: the modifiers (side-neutral or
+left/right-specific), the named keys, or one character. `normalize_key` maps the
+spellings agents and people actually use ("Control", "Return", "cmd", "PgUp",
+"ArrowUp", "Numpad7", "ControlRight") onto that vocabulary.
 """
 
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterable
 
 from holodesk.platform.errors import UnknownKeyError
 
+# The side-neutral modifiers: the left key on every backend, and the only ones a
+# click or drag may hold (holodesk.v1.Modifier).
 MODIFIERS: tuple[str, ...] = ("ctrl", "shift", "alt", "meta")
+# Left/right-specific modifiers, each with the side-neutral modifier it counts as
+# (for held-modifier state and the client's chord denylist: ctrl_r+alt+delete is
+# ctrl+alt+delete). "alt_r" is the right Alt key, which some layouts call AltGr.
+SIDED_MODIFIERS: dict[str, str] = {
+    f"{modifier}_{side}": modifier for modifier in MODIFIERS for side in ("l", "r")
+}
+MODIFIER_KEYS: tuple[str, ...] = (*MODIFIERS, *SIDED_MODIFIERS)
+
 FUNCTION_KEYS: tuple[str, ...] = tuple(f"f{n}" for n in range(1, 25))
-NAMED_KEYS: tuple[str, ...] = (
+EDITING_KEYS: tuple[str, ...] = (
     "enter",
     "tab",
     "space",
@@ -32,37 +48,80 @@ NAMED_KEYS: tuple[str, ...] = (
     "capslock",
     "printscreen",
     "menu",
-    *FUNCTION_KEYS,
 )
-CANONICAL_KEYS: frozenset[str] = frozenset(MODIFIERS + NAMED_KEYS)
-# For error messages: the function keys collapsed into one entry.
-VOCABULARY_SUMMARY: tuple[str, ...] = (*MODIFIERS, *NAMED_KEYS[: -len(FUNCTION_KEYS)], "f1..f24")
+# The numeric keypad: what its keys type with Num Lock on. A keypad key is its own
+# key to an application (a spreadsheet or game tells kp_enter from enter).
+KEYPAD_DIGITS: tuple[str, ...] = tuple(f"kp_{n}" for n in range(10))
+KEYPAD_KEYS: tuple[str, ...] = (
+    *KEYPAD_DIGITS,
+    "kp_enter",
+    "kp_add",
+    "kp_subtract",
+    "kp_multiply",
+    "kp_divide",
+    "kp_decimal",
+)
+MEDIA_KEYS: tuple[str, ...] = (
+    "volume_mute",
+    "volume_down",
+    "volume_up",
+    "media_play_pause",
+    "media_stop",
+    "media_next",
+    "media_previous",
+)
+BROWSER_KEYS: tuple[str, ...] = (
+    "browser_back",
+    "browser_forward",
+    "browser_refresh",
+    "browser_stop",
+    "browser_search",
+    "browser_favorites",
+    "browser_home",
+)
+NAMED_KEYS: tuple[str, ...] = (
+    *EDITING_KEYS,
+    *FUNCTION_KEYS,
+    *KEYPAD_KEYS,
+    *MEDIA_KEYS,
+    *BROWSER_KEYS,
+)
+# Every canonical key name (one character aside), modifiers first.
+VOCABULARY: tuple[str, ...] = (*MODIFIER_KEYS, *NAMED_KEYS)
+CANONICAL_KEYS: frozenset[str] = frozenset(VOCABULARY)
+# For error messages: the numbered runs collapsed into one entry each.
+VOCABULARY_SUMMARY: tuple[str, ...] = (
+    *MODIFIERS,
+    "ctrl_l/ctrl_r (and shift, alt, meta)",
+    *EDITING_KEYS,
+    "f1..f24",
+    "kp_0..kp_9",
+    *KEYPAD_KEYS[len(KEYPAD_DIGITS) :],
+    *MEDIA_KEYS,
+    *BROWSER_KEYS,
+)
 
-# Aliases, written without separators: "page_up", "Page Up" and "page-up" all
-# reduce to "pageup" before lookup.
+
+def _fold(name: str) -> str:
+    """A name without case or separators: "Page_Up", "page up" and "PageUp" are one."""
+    folded = name.strip().lower()
+    for separator in ("_", "-", " "):
+        folded = folded.replace(separator, "")
+    return folded
+
+
+# Aliases, written folded (see _fold).
 _ALIASES: dict[str, str] = {
     "control": "ctrl",
     "ctl": "ctrl",
-    "lctrl": "ctrl",
-    "rctrl": "ctrl",
-    "controlleft": "ctrl",
-    "controlright": "ctrl",
-    "shiftleft": "shift",
-    "shiftright": "shift",
-    "lshift": "shift",
-    "rshift": "shift",
     "option": "alt",
     "opt": "alt",
-    "lalt": "alt",
-    "altleft": "alt",
     "cmd": "meta",
     "command": "meta",
     "super": "meta",
     "win": "meta",
     "windows": "meta",
-    "lwin": "meta",
     "os": "meta",
-    "metaleft": "meta",
     "return": "enter",
     "ret": "enter",
     "esc": "escape",
@@ -93,6 +152,79 @@ _ALIASES: dict[str, str] = {
     "apps": "menu",
     "application": "menu",
     "contextmenu": "menu",
+    # Media and browser keys as DOM `key` values, X keysyms and Windows VK names.
+    "mute": "volume_mute",
+    "audiovolumemute": "volume_mute",
+    "audiomute": "volume_mute",
+    "audiovolumedown": "volume_down",
+    "audiolowervolume": "volume_down",
+    "audiovolumeup": "volume_up",
+    "audioraisevolume": "volume_up",
+    "playpause": "media_play_pause",
+    "audioplay": "media_play_pause",
+    "audiostop": "media_stop",
+    "mediatracknext": "media_next",
+    "medianexttrack": "media_next",
+    "nexttrack": "media_next",
+    "audionext": "media_next",
+    "mediatrackprevious": "media_previous",
+    "mediaprevtrack": "media_previous",
+    "mediaprev": "media_previous",
+    "prevtrack": "media_previous",
+    "audioprev": "media_previous",
+    "browserfavourites": "browser_favorites",
+    "bookmarks": "browser_favorites",
+    "homepage": "browser_home",
+    "reload": "browser_refresh",
+}
+
+
+def _sided_aliases() -> dict[str, str]:
+    """Left/right spellings: ControlLeft (DOM code), Control_R (X keysym), RCtrl,
+    LeftCtrl (evdev), LControl, LWin, ..."""
+    words = {
+        "ctrl": ("ctrl", "control"),
+        "shift": ("shift",),
+        "alt": ("alt", "option", "menu"),
+        "meta": ("meta", "super", "win", "cmd", "command", "os"),
+    }
+    aliases: dict[str, str] = {}
+    for modifier, spellings in words.items():
+        for side, long_side in (("l", "left"), ("r", "right")):
+            for word in spellings:
+                for alias in (word + long_side, long_side + word, side + word, word + side):
+                    aliases[alias] = f"{modifier}_{side}"
+    # "altr" is fine, but "menul"/"lmenu" only mean Alt as Windows VK names, and
+    # "menu" alone stays the context-menu key.
+    for alias in ("menuleft", "leftmenu", "menul", "menuright", "rightmenu", "menur"):
+        aliases.pop(alias)
+    return aliases
+
+
+def _keypad_aliases() -> dict[str, str]:
+    """Numpad0 (DOM code), KP_0 and KP_Add (X keysyms), NumpadAdd, KP_Plus, ..."""
+    aliases: dict[str, str] = {}
+    for prefix in ("kp", "numpad", "keypad", "num"):
+        for digit in range(10):
+            aliases[f"{prefix}{digit}"] = f"kp_{digit}"
+        for words, name in (
+            (("enter", "return"), "kp_enter"),
+            (("add", "plus"), "kp_add"),
+            (("subtract", "minus"), "kp_subtract"),
+            (("multiply", "asterisk", "star"), "kp_multiply"),
+            (("divide", "slash"), "kp_divide"),
+            (("decimal", "dot", "period", "point"), "kp_decimal"),
+        ):
+            for word in words:
+                aliases[prefix + word] = name
+    return aliases
+
+
+_BY_FOLDED: dict[str, str] = {
+    **_keypad_aliases(),
+    **_sided_aliases(),
+    **_ALIASES,
+    **{_fold(name): name for name in VOCABULARY},
 }
 
 # Whitespace and control characters that stand for a named key.
@@ -111,7 +243,7 @@ def normalize_key(name: str) -> str:
     """The canonical name of a key; raises UnknownKeyError if there is none.
 
     Single characters keep their case ("A" types a capital A); names are
-    case-insensitive.
+    case-insensitive and separators in them are ignored ("Page_Up", "kp-0").
     """
     if not name:
         raise UnknownKeyError(name, VOCABULARY_SUMMARY)
@@ -124,16 +256,24 @@ def normalize_key(name: str) -> str:
         if unicodedata.category(composed).startswith("C"):
             raise UnknownKeyError(name, VOCABULARY_SUMMARY)
         return composed
-    folded = composed.strip().lower()
-    for separator in ("_", "-", " "):
-        folded = folded.replace(separator, "")
-    if folded in CANONICAL_KEYS:
-        return folded
-    if folded in _ALIASES:
-        return _ALIASES[folded]
-    raise UnknownKeyError(name, VOCABULARY_SUMMARY)
+    canonical = _BY_FOLDED.get(_fold(composed))
+    if canonical is None:
+        raise UnknownKeyError(name, VOCABULARY_SUMMARY)
+    return canonical
 
 
 def is_modifier(key: str) -> bool:
-    """True for the four modifiers (canonical names)."""
-    return key in MODIFIERS
+    """True for the modifiers, side-neutral or sided (canonical names)."""
+    return key in MODIFIERS or key in SIDED_MODIFIERS
+
+
+def side_neutral(key: str) -> str:
+    """The side-neutral modifier a sided one counts as ("ctrl_r" -> "ctrl"); any
+    other canonical key is itself."""
+    return SIDED_MODIFIERS.get(key, key)
+
+
+def holds(held: Iterable[str], modifier: str) -> bool:
+    """True when any key in `held` (canonical names) is `modifier`, on either side:
+    with shift_r down, a letter already types its capital."""
+    return any(side_neutral(key) == modifier for key in held)

@@ -5,14 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from holodesk.platform.errors import UnknownKeyError
-from holodesk.platform.keys import normalize_key
+from holodesk.platform.keys import normalize_key, side_neutral
 
 Chord = frozenset[str]
 
 
 def key_of(name: str) -> str:
-    """The canonical key, letters folded to lowercase ("L" and "l" are one key)."""
-    key = normalize_key(name)
+    """The canonical key, letters folded to lowercase ("L" and "l" are one key) and
+    sided modifiers to their side-neutral one (ctrl_r+alt+delete is ctrl+alt+delete)."""
+    key = side_neutral(normalize_key(name))
     return key.lower() if len(key) == 1 else key
 
 

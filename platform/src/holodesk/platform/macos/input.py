@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from holodesk.platform.base import InputDriver, MouseButton
 from holodesk.platform.clicks import ClickCounter
 from holodesk.platform.errors import InputError
-from holodesk.platform.keys import MODIFIERS
+from holodesk.platform.keys import is_modifier, side_neutral
 from holodesk.platform.macos import cg
 from holodesk.platform.macos.api import KeyEvent, MouseEvent, QuartzApi, ScrollEvent
 from holodesk.platform.macos.geometry import DesktopMap
@@ -80,6 +80,7 @@ class QuartzInput(InputDriver):
         self._clicks = ClickCounter(api.double_click_interval, clock)
         self._layout: Mapping[str, tuple[int, int]] = api.keyboard_layout() or ansi_layout()
         self._flags = 0
+        self._modifiers_down: set[str] = set()
         self._buttons: list[int] = []  # Quartz buttons held, in press order
         self._location: tuple[float, float] | None = None  # the last point we posted
         self._pressed: dict[str, _Stroke] = {}
@@ -142,7 +143,7 @@ class QuartzInput(InputDriver):
     # -- keyboard ------------------------------------------------------------------------
     def _key(self, key: str, down: bool) -> None:
         with self._lock:
-            if key in MODIFIERS:
+            if is_modifier(key):
                 self._modifier(key, down)
             elif down:
                 held = self._pressed.get(key)
@@ -157,8 +158,16 @@ class QuartzInput(InputDriver):
 
     def _modifier(self, key: str, down: bool) -> None:
         """A modifier's own event carries the flags as they are once it is down or up."""
-        flag = cg.MODIFIER_FLAGS[key]
-        self._flags = self._flags | flag if down else self._flags & ~flag
+        if down:
+            self._modifiers_down.add(key)
+        else:
+            self._modifiers_down.discard(key)
+        # From the modifiers down, so Shift stays set while shift_r is held after
+        # shift_l is released; a sided key sets its side-neutral flag, as on a Mac.
+        flags = 0
+        for held in self._modifiers_down:
+            flags |= cg.MODIFIER_FLAGS[side_neutral(held)]
+        self._flags = flags
         self._api.post(KeyEvent(NAMED_KEYCODES[key], down, self._flags))
 
     def _stroke(self, key: str, add_shift: bool = True) -> _Stroke:

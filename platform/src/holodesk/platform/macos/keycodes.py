@@ -8,6 +8,7 @@ fallback when the current layout cannot be read (see `QuartzApi.keyboard_layout`
 from __future__ import annotations
 
 from holodesk.platform.errors import InputError
+from holodesk.platform.keys import BROWSER_KEYS, KEYPAD_KEYS, MEDIA_KEYS
 from holodesk.platform.macos import cg
 
 NAMED_KEYCODES: dict[str, int] = {
@@ -54,10 +55,36 @@ NAMED_KEYCODES: dict[str, int] = {
     "f18": 0x4F,
     "f19": 0x50,
     "f20": 0x5A,
+    "ctrl_l": 0x3B,
+    "ctrl_r": 0x3E,  # kVK_RightControl
+    "shift_l": 0x38,
+    "shift_r": 0x3C,  # kVK_RightShift
+    "alt_l": 0x3A,
+    "alt_r": 0x3D,  # kVK_RightOption
+    "meta_l": 0x37,
+    "meta_r": 0x36,  # kVK_RightCommand
+    # kVK_ANSI_Keypad*: the keypad of a full-size Apple keyboard.
+    "kp_0": 0x52,
+    "kp_1": 0x53,
+    "kp_2": 0x54,
+    "kp_3": 0x55,
+    "kp_4": 0x56,
+    "kp_5": 0x57,
+    "kp_6": 0x58,
+    "kp_7": 0x59,
+    "kp_8": 0x5B,
+    "kp_9": 0x5C,
+    "kp_enter": 0x4C,
+    "kp_add": 0x45,
+    "kp_subtract": 0x4E,
+    "kp_multiply": 0x43,
+    "kp_divide": 0x4B,
+    "kp_decimal": 0x41,
 }
 
 # Flags a real Apple keyboard sets on these keys' events; some apps look at them.
 _ARROWS = frozenset({"left", "right", "down", "up"})
+_KEYPAD = frozenset(KEYPAD_KEYS)
 _FN_KEYS = frozenset(
     {"home", "end", "pageup", "pagedown", "delete", "insert", *(f"f{n}" for n in range(1, 21))}
 )
@@ -129,6 +156,12 @@ def keycode_for_named_key(key: str) -> int:
     except KeyError:
         if key in {f"f{n}" for n in range(21, 25)}:
             raise InputError(f"macOS has no key {key.upper()}: Mac keyboards stop at F20") from None
+        if key in MEDIA_KEYS or key in BROWSER_KEYS:
+            # Media keys reach macOS as system-defined (NX_KEYTYPE) events, not key
+            # codes, and Macs have no browser keys; use a shortcut instead (cmd+[ is Back).
+            raise InputError(
+                f"the macOS backend cannot send {key!r}: macOS has no key code for it"
+            ) from None
         raise InputError(f"{key!r} is not a named key of the contract") from None
 
 
@@ -136,6 +169,8 @@ def hardware_flags(key: str) -> int:
     """The flags a real keyboard adds to a named key's events."""
     if key in _ARROWS:
         return cg.FLAG_NUMERIC_PAD | cg.FLAG_SECONDARY_FN
+    if key in _KEYPAD:
+        return cg.FLAG_NUMERIC_PAD
     if key in _FN_KEYS:
         return cg.FLAG_SECONDARY_FN
     return 0

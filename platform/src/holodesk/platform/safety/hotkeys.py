@@ -29,6 +29,11 @@ START_TIMEOUT_S = 5.0
 # Contract names -> pynput's Key names, where they differ or need <...>.
 _PYNPUT_NAMES: dict[str, str] = {
     "meta": "cmd",
+    "meta_l": "cmd_l",
+    "meta_r": "cmd_r",
+    "volume_mute": "media_volume_mute",
+    "volume_down": "media_volume_down",
+    "volume_up": "media_volume_up",
     "escape": "esc",
     "pageup": "page_up",
     "pagedown": "page_down",

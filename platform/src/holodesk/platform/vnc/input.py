@@ -9,6 +9,7 @@ from typing import TypeVar
 
 from holodesk.platform.base import InputDriver, MouseButton
 from holodesk.platform.errors import InputError
+from holodesk.platform.keys import holds
 from holodesk.platform.text import TEXT_CHUNK_CHARS
 from holodesk.platform.vnc.client import RfbClient, ServerInfo
 from holodesk.platform.vnc.connection import VncLink
@@ -159,7 +160,7 @@ class VncInput(InputDriver):
             repeat = [(self._pressed[key][0], True)]
             self._run(lambda client: client.keys(repeat), f"pressing the key {key!r}")
             return
-        shift_held = "shift" in self._held_keys
+        shift_held = holds(self._held_keys, "shift")
         char = key if len(key) == 1 else ""
         if shift_held and _capital(char.upper()):
             char = char.upper()
@@ -180,7 +181,7 @@ class VncInput(InputDriver):
     def type_text(self, text: str) -> None:
         text = text.replace("\r\n", "\n")  # one line break, one Enter (as plan_text)
         keysyms = [keysym_for_char(char) for char in text]  # control characters raise here
-        shift_held = "shift" in self._held_keys
+        shift_held = holds(self._held_keys, "shift")
         strokes = [
             _Stroke(char, keysym, not shift_held and _capital(char))
             for char, keysym in zip(text, keysyms, strict=True)
@@ -195,7 +196,7 @@ class VncInput(InputDriver):
         self._support(client).check([s.char for s in strokes], client.info, bound)
         batch: list[tuple[int, bool]] = []
         in_batch = 0
-        shift_held = "shift" in self._held_keys
+        shift_held = holds(self._held_keys, "shift")
         for stroke in strokes:
             if in_batch == TEXT_CHUNK_CHARS:
                 self._send_chunk(client, batch)

@@ -29,6 +29,7 @@ from evdev import AbsInfo, UInput, UInputError, ecodes
 
 from holodesk.platform.base import InputDriver, MouseButton, Region
 from holodesk.platform.errors import InputError
+from holodesk.platform.keys import holds
 from holodesk.platform.text import TEXT_CHUNK_CHARS, KeyPress, plan_text
 from holodesk.platform.wayland.buttons import EVDEV_BUTTONS, evdev_button
 from holodesk.platform.wayland.keycodes import ALL_KEYCODES, stroke_for
@@ -205,7 +206,7 @@ class UinputInput(InputDriver):
 
     def _key_down(self, key: str) -> None:
         code, shift = self._stroke(key)
-        shift = shift and "shift" not in self._held_keys
+        shift = shift and not holds(self._held_keys, "shift")
         if key not in self._shifted:
             self._shifted[key] = shift
             if shift:
@@ -226,7 +227,7 @@ class UinputInput(InputDriver):
             chars = [step.key] if isinstance(step, KeyPress) else list(step.text)
             strokes.extend(self._stroke(char) for char in chars)  # all checked before typing
         with self._lock:
-            shift_held = "shift" in self._held_keys
+            shift_held = holds(self._held_keys, "shift")
             for index, (code, shift) in enumerate(strokes):
                 if index % TEXT_CHUNK_CHARS == 0:
                     self._checkpoint()  # before each bounded piece of the text

@@ -19,7 +19,9 @@ long the machine takes between its presses.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
+import operator
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -27,9 +29,8 @@ from typing import Any
 
 from holodesk.platform.base import InputDriver, MouseButton
 from holodesk.platform.clicks import ClickCounter
-from holodesk.platform.keys import is_modifier
 from holodesk.platform.text import KeyPress, TextRun, chunk_text, plan_text
-from holodesk.platform.web.keys import MODIFIER_BITS, key_definition
+from holodesk.platform.web.keys import MODIFIER_BITS, key_definition, modifier_bit
 from holodesk.platform.web.page import WebPage
 
 DOUBLE_CLICK_S = 0.5
@@ -133,16 +134,15 @@ class WebInput(InputDriver):
     # -- keyboard --------------------------------------------------------------------------
     def _key(self, key: str, down: bool) -> None:
         with self._lock:
-            bit = MODIFIER_BITS[key] if is_modifier(key) else 0
             if down:
-                # A modifier's own keydown already reports it held, as from a keyboard.
-                self._modifiers |= bit
                 repeat = key in self._keys_down
                 self._keys_down.add(key)
             else:
-                self._modifiers &= ~bit
                 repeat = False
                 self._keys_down.discard(key)
+            # From the keys down: a modifier's own keydown already reports it held, as
+            # from a keyboard, and ctrl_r still holds Ctrl after ctrl_l is released.
+            self._modifiers = functools.reduce(operator.or_, map(modifier_bit, self._keys_down), 0)
             definition = key_definition(
                 key, shift_held=bool(self._modifiers & MODIFIER_BITS["shift"])
             )

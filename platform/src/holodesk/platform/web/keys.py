@@ -11,12 +11,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from holodesk.platform.keys import FUNCTION_KEYS
+from holodesk.platform.keys import FUNCTION_KEYS, side_neutral
 
 # Input.dispatchKeyEvent / dispatchMouseEvent `modifiers` bits.
 MODIFIER_BITS: dict[str, int] = {"alt": 1, "ctrl": 2, "meta": 4, "shift": 8}
 # KeyboardEvent.location
-LOCATION_STANDARD, LOCATION_LEFT = 0, 1
+LOCATION_STANDARD, LOCATION_LEFT, LOCATION_RIGHT, LOCATION_NUMPAD = 0, 1, 2, 3
+
+
+def modifier_bit(key: str) -> int:
+    """The `modifiers` bit a key sets while held (a sided modifier sets its side's
+    neutral bit, as from a keyboard); 0 for keys that are no modifier."""
+    return MODIFIER_BITS.get(side_neutral(key), 0)
 
 
 @dataclass(frozen=True)
@@ -56,9 +62,47 @@ def _named() -> dict[str, KeyDefinition]:
         "capslock": KeyDefinition("CapsLock", "CapsLock", 20),
         "printscreen": KeyDefinition("PrintScreen", "PrintScreen", 44),
         "menu": KeyDefinition("ContextMenu", "ContextMenu", 93),
+        "kp_enter": KeyDefinition("Enter", "NumpadEnter", 13, "\r", LOCATION_NUMPAD),
+        # Media and browser keys: `key` and `code` as the UI Events specs name them,
+        # keyCode as Windows' VK_VOLUME_MUTE .. VK_MEDIA_PLAY_PAUSE, VK_BROWSER_*.
+        "volume_mute": KeyDefinition("AudioVolumeMute", "AudioVolumeMute", 173),
+        "volume_down": KeyDefinition("AudioVolumeDown", "AudioVolumeDown", 174),
+        "volume_up": KeyDefinition("AudioVolumeUp", "AudioVolumeUp", 175),
+        "media_next": KeyDefinition("MediaTrackNext", "MediaTrackNext", 176),
+        "media_previous": KeyDefinition("MediaTrackPrevious", "MediaTrackPrevious", 177),
+        "media_stop": KeyDefinition("MediaStop", "MediaStop", 178),
+        "media_play_pause": KeyDefinition("MediaPlayPause", "MediaPlayPause", 179),
+        "browser_back": KeyDefinition("BrowserBack", "BrowserBack", 166),
+        "browser_forward": KeyDefinition("BrowserForward", "BrowserForward", 167),
+        "browser_refresh": KeyDefinition("BrowserRefresh", "BrowserRefresh", 168),
+        "browser_stop": KeyDefinition("BrowserStop", "BrowserStop", 169),
+        "browser_search": KeyDefinition("BrowserSearch", "BrowserSearch", 170),
+        "browser_favorites": KeyDefinition("BrowserFavorites", "BrowserFavorites", 171),
+        "browser_home": KeyDefinition("BrowserHome", "BrowserHome", 172),
     }
+    for neutral in ("ctrl", "shift", "alt", "meta"):
+        left = table[neutral]
+        table[f"{neutral}_l"] = left
+        table[f"{neutral}_r"] = KeyDefinition(
+            left.key,
+            left.code.replace("Left", "Right"),
+            left.key_code + (1 if neutral == "meta" else 0),
+            location=LOCATION_RIGHT,
+        )
     for number, name in enumerate(FUNCTION_KEYS, start=1):
         table[name] = KeyDefinition(f"F{number}", f"F{number}", 111 + number)
+    for digit in range(10):
+        table[f"kp_{digit}"] = KeyDefinition(
+            str(digit), f"Numpad{digit}", 96 + digit, str(digit), LOCATION_NUMPAD
+        )
+    for name, char, code, key_code in (
+        ("kp_multiply", "*", "NumpadMultiply", 106),
+        ("kp_add", "+", "NumpadAdd", 107),
+        ("kp_subtract", "-", "NumpadSubtract", 109),
+        ("kp_decimal", ".", "NumpadDecimal", 110),
+        ("kp_divide", "/", "NumpadDivide", 111),
+    ):
+        table[name] = KeyDefinition(char, code, key_code, char, LOCATION_NUMPAD)
     return table
 
 

@@ -79,9 +79,10 @@ def wheel(dx: int, dy: int) -> list[s.INPUT]:
     return events
 
 
-def key(vk: int, scan: int, down: bool) -> s.INPUT:
-    """A virtual-key event; extended keys carry KEYEVENTF_EXTENDEDKEY."""
-    flags = s.KEYEVENTF_EXTENDEDKEY if is_extended(vk) else 0
+def key(vk: int, scan: int, down: bool, name: str = "") -> s.INPUT:
+    """A virtual-key event (for the named key `name`, if any); extended keys carry
+    KEYEVENTF_EXTENDEDKEY."""
+    flags = s.KEYEVENTF_EXTENDEDKEY if is_extended(vk, name) else 0
     if not down:
         flags |= s.KEYEVENTF_KEYUP
     return s.keyboard_input(vk=vk, scan=scan, flags=flags)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from holodesk.platform.base import InputDriver, MouseButton
 from holodesk.platform.errors import InputError
+from holodesk.platform.keys import holds
 from holodesk.platform.text import KeyPress, plan_text
 from holodesk.platform.windows import events
 from holodesk.platform.windows.api import WinApi
@@ -102,8 +103,8 @@ class WinInput(InputDriver):
         if key in NAMED_VKS:
             vk = vk_for_named_key(key)
             scan = self._api.scan_code(vk)
-            down = [events.key(vk, scan, True)]
-            return _Stroke(press=down, repeat=down, release=[events.key(vk, scan, False)])
+            down = [events.key(vk, scan, True, key)]
+            return _Stroke(press=down, repeat=down, release=[events.key(vk, scan, False, key)])
         if len(key) != 1:
             raise InputError(f"{key!r} is not a canonical key name")
         found = self._api.vk_key_scan(key)
@@ -113,7 +114,7 @@ class WinInput(InputDriver):
         vk, shift_state = found
         scan = self._api.scan_code(vk)
         down, up = [events.key(vk, scan, True)], [events.key(vk, scan, False)]
-        if add_shift and shift_state & SHIFT_STATE_SHIFT and "shift" not in self._pressed:
+        if add_shift and shift_state & SHIFT_STATE_SHIFT and not holds(self._pressed, "shift"):
             shift_scan = self._api.scan_code(VK_SHIFT)
             return _Stroke(
                 press=[events.key(VK_SHIFT, shift_scan, True), *down],

@@ -14,10 +14,12 @@ from Xlib.ext import xtest
 
 from holodesk.platform.base import InputDriver, MouseButton, Region
 from holodesk.platform.errors import InputError, InputInterruptedError
+from holodesk.platform.keys import holds
 from holodesk.platform.text import TEXT_CHUNK_CHARS
 from holodesk.platform.x11.keymap import Keymap, Stroke
 from holodesk.platform.x11.keysyms import (
     CAPS_LOCK_KEYSYM,
+    KEYPAD_KEYSYMS,
     SHIFT_KEYSYM,
     keysym_for_char,
     keysym_for_key,
@@ -126,7 +128,12 @@ class X11Input(InputDriver):
             return
         keysym = keysym_for_key(key)
         self._keymap.refresh()
-        stroke = self._keymap.find(keysym) or self._bind([keysym])[keysym]
+        stroke = self._keymap.find(keysym)
+        if stroke is None or (stroke.shift and keysym in KEYPAD_KEYSYMS):
+            # A keypad digit shares its key with a cursor key (KP_0 with KP_Insert):
+            # Shift selects it only while Num Lock is off, and adds Shift to its
+            # event. On a key of its own it arrives as itself, whatever Num Lock says.
+            stroke = self._bind([keysym])[keysym]
         binding = self._keymap.binding(stroke.keycode)
         if binding is not None:
             binding.held += 1
@@ -275,7 +282,7 @@ class X11Input(InputDriver):
 
     def _needs_shift(self, stroke: Stroke) -> bool:
         # Shift already held by this driver (e.g. a chord) selects the level itself.
-        return stroke.shift and "shift" not in self._held_keys
+        return stroke.shift and not holds(self._held_keys, "shift")
 
     def _shift_keycode(self) -> int:
         stroke = self._keymap.find(SHIFT_KEYSYM)

@@ -40,12 +40,24 @@ class MouseButton(_MouseButton, metaclass=_MouseButtonEnumTypeWrapper):
     """The action space. Every pointer coordinate is in the pixels of the frame
     named by Action.frame_id; the client maps it to its physical screen.
 
-    Keys are named with one vocabulary on every platform, lower case:
-      modifiers: "ctrl", "shift", "alt", "meta" (Windows key / Command / Super)
+    Keys are named with one vocabulary on every platform, lower case (defined once
+    in holodesk.platform.keys, which clients normalise spellings through):
+      modifiers: "ctrl", "shift", "alt", "meta" (Windows key / Command / Super),
+        the left key; "ctrl_l", "ctrl_r", "shift_l", "shift_r", "alt_l", "alt_r",
+        "meta_l", "meta_r" name a side, and each counts as its side-neutral
+        modifier (a client's chord denylist treats "ctrl_r" as "ctrl")
       named keys: "enter", "tab", "space", "backspace", "delete", "escape",
         "up", "down", "left", "right", "home", "end", "pageup", "pagedown",
         "insert", "capslock", "printscreen", "menu", "f1" ... "f24"
+      keypad: "kp_0" ... "kp_9", "kp_enter", "kp_add", "kp_subtract",
+        "kp_multiply", "kp_divide", "kp_decimal" (as typed with Num Lock on)
+      media: "volume_mute", "volume_down", "volume_up", "media_play_pause",
+        "media_stop", "media_next", "media_previous"
+      browser: "browser_back", "browser_forward", "browser_refresh",
+        "browser_stop", "browser_search", "browser_favorites", "browser_home"
       any other key: the single character it types, e.g. "a", "7", "/", "é".
+    A client whose platform cannot send a key (macOS has no media or browser key
+    codes, nor F21-F24) fails the action with an error naming the key.
     """
 
 MOUSE_BUTTON_UNSPECIFIED: MouseButton.ValueType  # 0
@@ -290,7 +302,16 @@ Global___ScrollAction: _TypeAlias = ScrollAction  # noqa: Y015
 
 @_typing.final
 class TypeTextAction(_message.Message):
-    """Type arbitrary Unicode text, independent of the keyboard layout."""
+    """Type arbitrary Unicode text, independent of the keyboard layout. The text
+    arrives exactly as written whatever the Caps Lock state (a client switches it
+    off around the text, or sends characters rather than keys). "\\n" (and
+    "\\r\\n") is the Enter key, "\\t" the Tab key ("\\b", ESC and DEL are
+    Backspace, Escape and Delete).
+    Format characters are text: a zero-width joiner (emoji sequences), ZWNJ,
+    LRM/RLM and tag characters are typed like any other. Only other control
+    characters (Unicode category Cc, e.g. U+0007) are refused, before anything
+    of the text is typed.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
