@@ -1,6 +1,6 @@
 """Built-in dialects by name, and dialects loaded from JSON or TOML files.
 
-Built-in: holotron (the default), holo, holo1.5, uitars, uitars1.0.
+Built-in: holotron (the default), holo, holo1.5, uitars, uitars1.0, hdesktop.
 
 A file names the built-in it starts from (default: the default dialect) and
 overrides any field of it; nested tables (prompts, resize, frame, aliases)
@@ -27,15 +27,20 @@ from typing import Any
 from pydantic import ValidationError
 
 from holodesk.daemon.dialects.dialect import Dialect
+from holodesk.daemon.dialects.hdesktop import HDESKTOP, HDesktopDialect, HDesktopParser
 from holodesk.daemon.dialects.holo import HOLO, HOLO_1_5
 from holodesk.daemon.dialects.holotron import HOLOTRON
-from holodesk.daemon.dialects.parsers import DialectConfigError, get_parser
+from holodesk.daemon.dialects.parsers import DialectConfigError, get_parser, register_parser
 from holodesk.daemon.dialects.spec import DialectSpec
 from holodesk.daemon.dialects.uitars import UITARS, UITARS_1_0
 
 _BUILTIN: dict[str, DialectSpec] = {
-    spec.name: spec for spec in (HOLOTRON, HOLO, HOLO_1_5, UITARS, UITARS_1_0)
+    spec.name: spec for spec in (HOLOTRON, HOLO, HOLO_1_5, UITARS, UITARS_1_0, HDESKTOP)
 }
+register_parser(HDesktopParser())
+# Dialects whose conversation is built in code rather than from templates, by parser
+# (a file based on one keeps its layout).
+_DIALECT_TYPES: dict[str, type[Dialect]] = {HDesktopParser.name: HDesktopDialect}
 # The default model is Holotron-12B; its format is a guess to check on a GPU host.
 DEFAULT_DIALECT = HOLOTRON.name
 
@@ -58,7 +63,11 @@ def builtin_spec(name: str) -> DialectSpec:
 
 
 def get_dialect(name: str = DEFAULT_DIALECT) -> Dialect:
-    return Dialect(builtin_spec(name))
+    return _dialect(builtin_spec(name))
+
+
+def _dialect(spec: DialectSpec) -> Dialect:
+    return _DIALECT_TYPES.get(spec.parser, Dialect)(spec)
 
 
 def load_dialect(path: str | Path) -> Dialect:
@@ -79,7 +88,7 @@ def load_dialect(path: str | Path) -> Dialect:
         )
         raise DialectConfigError(f"{path}: {problems}") from None
     get_parser(spec.parser)
-    return Dialect(spec)
+    return _dialect(spec)
 
 
 def _read(path: Path) -> dict[str, Any]:
