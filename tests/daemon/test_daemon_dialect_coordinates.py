@@ -48,6 +48,9 @@ def _click_text(dialect: Dialect, x: float, y: float) -> str:
     """A click at model (x, y) written in the dialect's own syntax."""
     if dialect.spec.parser == "uitars":
         return f"Thought: t\nAction: click(start_box='({x!r},{y!r})')"
+    if dialect.spec.parser == "hdesktop_json":
+        call = {"tool_name": "click_desktop", "element": "e", "x": x, "y": y}
+        return json.dumps({"note": None, "thought": "t", "tool_call": call})
     assert dialect.spec.parser == "holo_json", f"no writer for parser {dialect.spec.parser}"
     return json.dumps({"thought": "t", "action": {"action": "click_element", "x": x, "y": y}})
 
