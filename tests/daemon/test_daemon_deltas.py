@@ -522,8 +522,12 @@ def test_a_long_chain_of_patches_is_encoded_once_as_a_new_image() -> None:
         np.testing.assert_array_equal(pixels_of(frame), expected)
 
 
-def test_patches_weighing_half_their_base_make_a_new_image() -> None:
-    """Big changes: painting them on every decode would cost more than a new image."""
+def test_patches_weighing_half_their_base_make_a_new_image(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Big changes: painting them on every decode would cost more than a new image.
+    (The tiny test screens weigh less than the floor below which a chain is kept.)"""
+    monkeypatch.setattr(frame_deltas, "MIN_CHAIN_BYTES", 0)
 
     def block(index: int) -> Image.Image:
         return noise(24, 8, seed=index)  # ~0.6 KiB as PNG, the base ~9 KiB
@@ -535,6 +539,20 @@ def test_patches_weighing_half_their_base_make_a_new_image() -> None:
         assert patch_bytes <= frame_deltas.MAX_CHAIN_SHARE * len(frame.data)
     for frame, expected in zip(frames, _expected(frames, block), strict=True):
         np.testing.assert_array_equal(pixels_of(frame), expected)
+
+
+def test_a_chain_on_a_light_image_keeps_its_patches_up_to_the_floor() -> None:
+    """A screen of few colours is a few KiB: typing on it must not re-encode it every
+    other step. Its chain grows past half its bytes, up to MIN_CHAIN_BYTES."""
+
+    def block(index: int) -> Image.Image:
+        return noise(24, 8, seed=index)
+
+    frames = _chain_of(12, block)
+    last = frames[-1]
+    assert len(last.patches) == 12
+    assert last.nbytes - len(last.data) > frame_deltas.MAX_CHAIN_SHARE * len(last.data)
+    np.testing.assert_array_equal(pixels_of(last), _expected(frames, block)[-1])
 
 
 def test_a_screen_painted_in_two_steps_has_the_key_of_one_painted_in_one() -> None:

@@ -12,11 +12,11 @@ after every change cost 40-60 ms, most of a changed step, and a window of such
 frames held one full image per step. Pixels are made only when someone reads them
 (frame_pixels.decode), and the screen a step rebuilt stays decoded for a while
 (DecodedScreens), so the policy and the next delta mostly find it there. A chain
-that grows past a bound (MAX_CHAIN_PATCHES, or patches weighing half the image
-they are painted on) is encoded once as a new standalone image (losslessly, so a
-later delta on it rebuilds exactly what the client expects: no drift), so decoding
-a frame never paints more than that bound. An unchanged screen costs nothing: the
-new frame shares its base's bytes.
+that grows past a bound (MAX_CHAIN_PATCHES, or patches weighing half the image they
+are painted on and at least MIN_CHAIN_BYTES) is encoded once as a new standalone
+image (losslessly, so a later delta on it rebuilds exactly what the client expects:
+no drift), so decoding a frame never paints more than that bound. An unchanged
+screen costs nothing: the new frame shares its base's bytes.
 
 Why rebuild eagerly instead of keeping (base, patches) unchecked until first read:
 the patches are decoded and painted at once, so a patch that does not decode is
@@ -52,6 +52,10 @@ MAX_CHAIN_PATCHES = 64
 # ... or once its patches weigh this share of the image they are painted on (big
 # changes: painting them costs as much as decoding a new image).
 MAX_CHAIN_SHARE = 0.5
+# ... but never for less than this: a screen of few colours is a few KiB encoded, and
+# typing on it would otherwise re-encode it every other step; painting this much on
+# a decode costs a few ms.
+MIN_CHAIN_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -219,4 +223,5 @@ def rebuild(
 
 def _chain_too_long(frame: EncodedFrame) -> bool:
     patch_bytes = frame.nbytes - len(frame.data)
-    return len(frame.patches) > MAX_CHAIN_PATCHES or patch_bytes > MAX_CHAIN_SHARE * len(frame.data)
+    allowed = max(MAX_CHAIN_SHARE * len(frame.data), MIN_CHAIN_BYTES)
+    return len(frame.patches) > MAX_CHAIN_PATCHES or patch_bytes > allowed
