@@ -206,16 +206,7 @@ def rebuild(
     canvas = frame_pixels.paint(canvas, delta.patches, f"{where}.patches")
     frame = base.painted(delta.frame_id, delta.patches)
     if _chain_too_long(frame):
-        encoding, data = frame_pixels.encode_lossless(canvas)
-        frame = EncodedFrame(
-            frame_id=delta.frame_id,
-            size=delta.size,
-            encoding=encoding,
-            data=data,
-            display_id=delta.display_id,
-            source=delta.source,
-            scale_factor=delta.scale_factor,
-        )
+        frame = frame_pixels.encoded_as(frame, canvas)
     if decoded is not None:
         decoded.keep(frame.content_key, canvas, supersedes=base.content_key)
     return frame

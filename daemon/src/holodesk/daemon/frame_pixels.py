@@ -91,9 +91,12 @@ def standalone(frame: EncodedFrame) -> EncodedFrame:
     """The frame as one image (its patches painted in and encoded losslessly), for
     whoever reads its bytes without the daemon (a recording); as it is when it has
     no patches."""
-    if not frame.patches:
-        return frame
-    encoding, data = encode_lossless(decode(frame))
+    return encoded_as(frame, decode(frame)) if frame.patches else frame
+
+
+def encoded_as(frame: EncodedFrame, pixels: Image.Image) -> EncodedFrame:
+    """The frame, with `pixels` (what it shows) encoded losslessly as its one image."""
+    encoding, data = encode_lossless(pixels)
     return EncodedFrame(
         frame_id=frame.frame_id,
         size=frame.size,
