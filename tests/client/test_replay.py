@@ -24,7 +24,13 @@ from holodesk.client.cli import main
 from holodesk.client.exit_codes import ExitCode
 from holodesk.client.frames import FrameSpec
 from holodesk.client.replay.compare import compare, difference_mask
-from holodesk.client.replay.runner import Replayer, ReplayError, ReplaySettings, StepReplay
+from holodesk.client.replay.runner import (
+    DEFAULT_LOCAL_THRESHOLD,
+    Replayer,
+    ReplayError,
+    ReplaySettings,
+    StepReplay,
+)
 from holodesk.data.format import ClientInfo, Manifest, make_recording_id
 from holodesk.data.stepview import LoadedRecording
 from holodesk.data.writer import RecordingWriter
@@ -218,18 +224,41 @@ def test_a_changed_screen_is_reported_at_its_step_with_where_it_changed(tmp_path
         assert picture.width > 3 * 640
 
 
-def test_the_threshold_decides_what_is_a_mismatch(tmp_path: Path) -> None:
+def test_the_thresholds_decide_what_is_a_mismatch(tmp_path: Path) -> None:
     recording = record(tmp_path, fake.create(), FORM[:1])
     small = (0, 0, 49, 49)  # 2500 desktop pixels: about 0.24% of the frame
 
-    def replay(threshold: float) -> bool:
+    def replay(threshold: float, local_threshold: float = 1.0) -> bool:
         backend = fake.create()
         paint(backend, small, "#00ff00")
-        settings = ReplaySettings(threshold=threshold, settle_s=0)
+        settings = ReplaySettings(threshold=threshold, local_threshold=local_threshold, settle_s=0)
         return Replayer(LoadedRecording.load(recording), backend, settings).run().ok
 
+    # The whole frame's share: 0.24% is within 2%, not within 0.1%.
     assert replay(0.02)
     assert not replay(0.001)
+    # The densest text-line window (64x16 of this 640x400 frame) is 25/64 changed: the
+    # default local threshold sees what the global one does not.
+    assert not replay(0.02, DEFAULT_LOCAL_THRESHOLD)
+    assert replay(0.02, 0.4)
+
+
+def test_the_densest_window_counts_a_few_changed_glyphs() -> None:
+    base = Image.new("RGB", (640, 400), (255, 255, 255))
+    glyphs = base.copy()
+    draw = ImageDraw.Draw(glyphs)
+    for i in range(6):  # six 4x10 strokes along a line: 240 pixels, 0.09% of the frame
+        draw.rectangle((100 + 8 * i, 50, 103 + 8 * i, 59), fill=(0, 0, 0))
+    diff = compare(base, glyphs)
+    assert diff.changed == 240
+    assert diff.fraction < 0.001
+    assert diff.densest == 240
+    assert diff.window is not None
+    left, top, right, bottom = diff.window
+    assert (right - left, bottom - top) == (64, 16)
+    assert left <= 100 and right >= 144 and top <= 50 and bottom >= 60
+    assert diff.local_fraction == pytest.approx(240 / (64 * 16))
+    assert compare(base, base).local_fraction == 0.0
 
 
 def test_a_replayed_action_that_fails_is_a_mismatch(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from holodesk.client.cli import Command, command_error
 from holodesk.client.exit_codes import ExitCode
 from holodesk.client.replay.compare import DEFAULT_TOLERANCE
 from holodesk.client.replay.runner import (
+    DEFAULT_LOCAL_THRESHOLD,
     DEFAULT_SETTLE_S,
     DEFAULT_THRESHOLD,
     Replayer,
@@ -49,6 +50,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_THRESHOLD,
         metavar="FRACTION",
         help="fraction of a frame's pixels that may differ (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--local-threshold",
+        type=fraction,
+        default=DEFAULT_LOCAL_THRESHOLD,
+        metavar="FRACTION",
+        help="fraction of the densest text-line-sized window (a tenth of the frame wide, "
+        "a quarter of that high) that may differ: a wrong word shows there, a clock's "
+        "tick does not (default: %(default)s)",
     )
     parser.add_argument(
         "--tolerance",
@@ -82,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         settings = ReplaySettings(
             threshold=args.threshold,
+            local_threshold=args.local_threshold,
             tolerance=args.tolerance,
             settle_s=args.settle,
             diff_dir=args.diff_dir,
@@ -151,12 +162,14 @@ def table(result: ReplayResult, settings: ReplaySettings) -> Table:
     out.add_column("step", justify="right")
     out.add_column("actions", justify="right")
     out.add_column("differing", justify="right")
+    out.add_column("densest line", justify="right")
     out.add_column("changed region")
     out.add_column("result")
     out.add_column("notes")
     for step in result.steps:
         diff = step.diff
         differing = "—" if diff is None else f"{diff.fraction:.2%}"
+        local = "—" if diff is None else f"{diff.local_fraction:.1%}"
         region = "—"
         if diff is not None and diff.bbox is not None:
             left, top, right, bottom = diff.bbox
@@ -166,11 +179,15 @@ def table(result: ReplayResult, settings: ReplaySettings) -> Table:
         if step.diff_file is not None:
             notes.append(f"diff: {step.diff_file}")
         actions = "start" if step.step == 0 else f"{step.executed}/{step.recorded_actions}"
-        out.add_row(str(step.step), actions, differing, region, verdict, escape("; ".join(notes)))
+        out.add_row(
+            str(step.step), actions, differing, local, region, verdict, escape("; ".join(notes))
+        )
     mismatched = sum(not step.matched for step in result.steps)
+    verdict = "all steps match" if not mismatched else f"{mismatched} step(s) mismatch"
+    # The verdict first: a narrow terminal wraps the rest, not it.
     out.caption = (
-        f"threshold {settings.threshold:.2%} of pixels, tolerance {settings.tolerance}: "
-        + ("all steps match" if not mismatched else f"{mismatched} step(s) mismatch")
+        f"{verdict} (thresholds: {settings.threshold:.2%} of the frame, "
+        f"{settings.local_threshold:.0%} of its densest line; tolerance {settings.tolerance})"
     )
     return out
 

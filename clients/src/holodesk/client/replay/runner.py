@@ -43,6 +43,9 @@ from holodesk.platform.base import Backend, Region
 from holodesk.proto.v1 import agent_pb2, frame_pb2
 
 DEFAULT_THRESHOLD = 0.02
+# Share of the densest text-line window that may differ (compare.py): above a
+# panel clock's minute tick (4-9%), below a wrong word (19-26%), on Tk screens.
+DEFAULT_LOCAL_THRESHOLD = 0.12
 DEFAULT_SETTLE_S = 3.0
 _POLL_S = 0.1
 _STATUS_OK = "ACTION_STATUS_OK"
@@ -56,6 +59,9 @@ class ReplayError(Exception):
 class ReplaySettings:
     # Fraction of a frame's pixels that may differ for a step to still match.
     threshold: float = DEFAULT_THRESHOLD
+    # Fraction of the densest text-line window that may differ: catches a wrong text,
+    # which is too small a part of the frame for `threshold` to see.
+    local_threshold: float = DEFAULT_LOCAL_THRESHOLD
     # Per-channel difference (0-255) under which a pixel counts as unchanged.
     tolerance: int = DEFAULT_TOLERANCE
     # How long to keep re-capturing a screen that does not match yet.
@@ -69,10 +75,17 @@ class ReplaySettings:
     def __post_init__(self) -> None:
         if not 0 <= self.threshold <= 1:
             raise ValueError(f"threshold must be between 0 and 1, got {self.threshold}")
+        if not 0 <= self.local_threshold <= 1:
+            raise ValueError(f"local threshold must be between 0 and 1, got {self.local_threshold}")
         if not 0 <= self.tolerance <= 255:
             raise ValueError(f"tolerance must be 0-255, got {self.tolerance}")
         if self.settle_s < 0 or self.poll_s <= 0:
             raise ValueError("settle time must be 0 or more and the poll interval positive")
+
+    def within(self, diff: FrameDiff) -> bool:
+        """Whether a screen this different still matches: little changed overall and
+        no line of it rewritten."""
+        return diff.fraction <= self.threshold and diff.local_fraction <= self.local_threshold
 
 
 @dataclass(frozen=True)
@@ -242,10 +255,10 @@ class Replayer:
             replayed = self._capture(frame)
             mask = difference_mask(recorded, replayed, settings.tolerance)
             diff = measure(mask)
-            if diff.fraction <= settings.threshold or self._clock() >= deadline:
+            if settings.within(diff) or self._clock() >= deadline:
                 break
             self._sleep(settings.poll_s)
-        matched = replay.matched and diff.fraction <= settings.threshold
+        matched = replay.matched and settings.within(diff)
         diff_file = None
         if not matched and settings.diff_dir is not None:
             settings.diff_dir.mkdir(parents=True, exist_ok=True)
