@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from jsonschema import Draft202012Validator
 
 from holodesk.daemon.actions import (
     ActionKind,
@@ -37,9 +36,18 @@ from holodesk.daemon.geometry import Point, Size
 H = get_dialect("hdesktop")
 FRAME = Size(1000, 500)  # 0-1000: x maps 1:1, y halves
 GEO = H.geometry(FRAME)
-SCHEMA = H.step_schema()
-assert SCHEMA is not None
-VALIDATOR = Draft202012Validator(SCHEMA)
+# vLLM's own dependency (the default dependency groups); absent only without vLLM.
+jsonschema = pytest.importorskip("jsonschema")
+
+
+def _schema() -> dict[str, Any]:
+    schema = H.step_schema()
+    assert schema is not None
+    return schema
+
+
+SCHEMA = _schema()
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 
 
 def answer(call: dict[str, Any], note: str | None = None, thought: str = "t") -> str:
@@ -196,9 +204,7 @@ def test_location_answers_are_points_or_clicks() -> None:
 
 # Property: any schema-valid tool call parses, and its rendering parses to the same actions.
 
-_KEY = st.sampled_from(key_names(H.spec.key_aliases)) | st.characters(
-    codec="utf-8", exclude_categories=("Cs",)
-)
+_KEY = st.sampled_from(key_names(H.spec.key_aliases)) | st.characters(codec="utf-8")
 _XY = {"element": st.text(max_size=20), "x": st.integers(0, 1000), "y": st.integers(0, 1000)}
 
 
