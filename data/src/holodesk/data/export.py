@@ -171,6 +171,31 @@ def skipped_steps(recording: LoadedRecording) -> list[tuple[int, str]]:
     return reasons
 
 
+def why_no_rows(recording: LoadedRecording) -> str:
+    """Why a recording kept by the filter still gives no rows, in words for its user.
+
+    Rows are the model's prompt/response pairs, so a session can be recorded in full
+    and give none: it never got to a step, or its policy is not a model (the OCR
+    baseline and scripted policies record actions, never a prompt).
+    """
+    steps = recording.steps()
+    if not steps:
+        frames = "no frames and " if not recording.frames else ""
+        return f"no rows: {frames}no actions were recorded (the session ended before a step)"
+    prompted = [step for step in steps if step.actions.prompt is not None]
+    if not prompted:
+        policy = recording.manifest.policy or "?"
+        return (
+            f"no rows: none of its {len(steps)} step(s) recorded a prompt "
+            f"(policy {policy!r} is not a model, or its engine does not report prompts)"
+        )
+    if all(step.chosen_completion() is None for step in prompted):
+        return f"no rows: none of its {len(prompted)} prompted step(s) recorded the model's output"
+    if not recording.frames:
+        return "no rows: no frames were recorded for its prompts' images"
+    return "no rows: every step with a prompt and an output was left out (reasons above)"
+
+
 def _example(recording: LoadedRecording, step: StepView) -> Example | None:
     prompt = step.actions.prompt
     completion = step.chosen_completion()
@@ -312,9 +337,15 @@ def _write_jsonl(
                 out.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
                 rows += 1
             summary.rows += rows
+            _say_why_if_empty(recording, rows, summary)
             if on_recording is not None:
                 on_recording(recording, rows)
     os.replace(temporary, dataset)
+
+
+def _say_why_if_empty(recording: LoadedRecording, rows: int, summary: ExportSummary) -> None:
+    if rows == 0:
+        summary.skipped.append((recording.recording_id, why_no_rows(recording)))
 
 
 def _strict_json(row: Json) -> Json:
@@ -388,6 +419,7 @@ def _write_parquet(
             if rows:
                 writer.write_table(pa.Table.from_pylist(rows, schema=schema))
             summary.rows += len(rows)
+            _say_why_if_empty(recording, len(rows), summary)
             if on_recording is not None:
                 on_recording(recording, len(rows))
     summary.images = len(seen)
