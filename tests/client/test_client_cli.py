@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
+from importlib.metadata import version
 
 import grpc
 import pytest
@@ -141,6 +142,11 @@ def test_unknown_display_lists_the_known_ones(capsys: pytest.CaptureFixture[str]
 def test_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--help"]) == 0
     assert "run" in capsys.readouterr().out
+
+
+def test_version_names_the_installed_package(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"holodesk {version('holodesk-client')}"
 
 
 def test_exit_code_values_are_stable() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+from importlib.metadata import version
 from pathlib import Path
 
 import grpc
@@ -149,6 +150,13 @@ def test_security_and_limit_flags_become_the_config() -> None:
     )
     assert (config.max_session_s, config.step_timeout_s, config.resume_window_s) == (60, 9, 0)
     assert (config.keepalive_s, config.keepalive_timeout_s) == (5, 5)
+
+
+def test_version_names_the_installed_package(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        build_parser().parse_args(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out.strip() == f"holodeskd {version('holodesk-daemon')}"
 
 
 def test_help_documents_every_security_flag(capsys: pytest.CaptureFixture[str]) -> None:

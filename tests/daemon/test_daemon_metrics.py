@@ -310,6 +310,10 @@ async def test_holodeskd_serves_metrics_where_its_log_says(tmp_path: Path) -> No
         samples = _parse(await asyncio.to_thread(_fetch, url))
         assert value(samples, "holodesk_sessions_started_total") == 0
         assert value(samples, "holodesk_sessions", state="thinking") == 0
+        # What an operator watches on a daemon left running; no doubled series.
+        assert value(samples, "process_resident_memory_bytes") > 0
+        assert value(samples, "process_open_fds") > 0
+        assert not [name for name, _ in samples if name.endswith("_created")]
     finally:
         process.terminate()
         await asyncio.wait_for(process.wait(), GUARD_S)

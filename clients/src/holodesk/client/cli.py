@@ -18,7 +18,7 @@ import importlib
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib.metadata import entry_points
+from importlib.metadata import entry_points, version
 from typing import Protocol, TextIO, runtime_checkable
 
 from holodesk.client.exit_codes import ExitCode
@@ -133,6 +133,9 @@ def build_parser(commands: Sequence[CommandLike]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="holodesk",
         description="Run computer-use agents on this desktop, driven by a holodesk daemon.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"holodesk {version('holodesk-client')}"
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in commands:

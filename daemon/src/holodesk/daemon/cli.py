@@ -13,6 +13,7 @@ import signal
 import sys
 import tomllib
 from collections.abc import Sequence
+from importlib.metadata import version
 from pathlib import Path
 
 from holodesk.daemon import decoded_screens, frame_memory, logs
@@ -61,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="gRPC daemon that runs computer-use agent sessions.",
         epilog=SECURITY_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"holodeskd {version('holodesk-daemon')}"
     )
     parser.add_argument(
         "--listen",

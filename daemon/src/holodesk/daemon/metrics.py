@@ -22,7 +22,9 @@ Series (all prefixed ``holodesk_``):
 - ``rpc_errors_total{method,code}``: calls that ended with a status other than
   OK (metrics_interceptor.py), authentication failures included; a method the
   daemon does not serve is counted as ``method="unknown"``;
-- ``locate_calls_total{code}`` and ``locate_seconds``.
+- ``locate_calls_total{code}`` and ``locate_seconds``;
+- ``process_*`` (unprefixed, prometheus_client's own): CPU seconds, resident memory,
+  open file descriptors, start time. No ``_created`` series are exported.
 
 No label takes its values from a caller: methods are the ones served (or
 "unknown"), codes gRPC's, policies the daemon's own, states and outcomes enums.
@@ -39,7 +41,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from wsgiref.simple_server import WSGIServer
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    ProcessCollector,
+    disable_created_metrics,
+    start_http_server,
+)
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -127,8 +136,14 @@ class DaemonMetrics:
     """The daemon's instruments; `registry` is what an exporter serves."""
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        # Counters' `_created` series only double the scrape (Prometheus ignores
+        # them): off, process-wide, before any instrument is made.
+        disable_created_metrics()
         self.registry = registry if registry is not None else CollectorRegistry()
         r = self.registry
+        # process_* (CPU seconds, resident memory, open files, start time): what an
+        # operator watches on a daemon left running.
+        ProcessCollector(registry=r)
         self.sessions_started = Counter(
             f"{PREFIX}_sessions_started", "Sessions started (resumes not included)", registry=r
         )
