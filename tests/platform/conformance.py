@@ -444,17 +444,23 @@ def check_key_down_and_up(target: Target) -> None:
 
 
 def check_keypad_keys(target: Target) -> None:
-    # Each arrives as its keypad key (not the digit row's), and types its character.
+    # Each press arrives as its keypad key (not the digit row's), with no Shift
+    # pressed to reach it, and types its character.
     target.focus("line")
     for key in KEYPAD_TYPING:
         target.backend.input.key_chord([key])
     target.backend.input.key_chord(["kp_enter"])
     expected = "".join(KEYPAD_TYPING.values())
     assert target.wait_text("line", expected) == expected
-    target.wait(lambda: ("up", "kp_enter") in _keys(target), "kp_enter to be released")
     names = [*KEYPAD_TYPING, "kp_enter"]
-    assert _keys(target) == [(kind, key) for key in names for kind in ("down", "up")]
-    assert all(not k.modifiers for k in target.of(Key))  # no Shift pressed to reach them
+    target.wait(lambda: len(_keys(target)) >= 2 * len(names), "every key to be released")
+    # TigerVNC's Xvnc turns Num Lock on itself (a Num_Lock tap first) and lets its
+    # releases read with Num Lock off (KP_Insert for kp_0): a server's own doing, so
+    # only the presses are compared, and every key must be released.
+    keys = [(kind, key) for kind, key in _keys(target) if key != "Num_Lock"]
+    assert [key for kind, key in keys if kind == "down"] == names
+    assert [kind for kind, _ in keys] == ["down", "up"] * len(names)
+    assert all(not k.modifiers for k in target.of(Key))
 
 
 def check_sided_modifiers(target: Target) -> None:

@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 
 from holodesk.platform.base import Backend, MouseButton, Region
+from holodesk.platform.errors import InputError
 from holodesk.platform.select import open_backend
+from tests.platform.conformance import (
+    FORMAT_TEXT,
+    TkTarget,
+    _keys,
+    check_sided_modifiers,
+    check_types,
+)
 from tests.platform.vnc.servers import VncServer, solid_colour, x11vnc
 from tests.support.probe import CONTROL_MASK, ProbeApp, wheel_notches
 
@@ -64,6 +72,42 @@ def test_unicode_text_arrives(backend: Backend, app: ProbeApp) -> None:
     app.wait_for_event("focus", widget="entry")
     backend.input.type_text(TEXT)
     assert app.wait_for_entry(TEXT) == TEXT
+
+
+def test_format_characters_arrive(backend: Backend, app: ProbeApp) -> None:
+    # ZWJ, ZWNJ, LRM, RLM and a tag character are text, bound like any keysym.
+    check_types(TkTarget(backend, app), "line", FORMAT_TEXT, FORMAT_TEXT)
+
+
+def test_keypad_keys_with_keys_of_their_own_arrive(backend: Backend, app: ProbeApp) -> None:
+    target = TkTarget(backend, app)
+    target.focus("line")
+    for key in ("kp_add", "kp_subtract", "kp_multiply", "kp_divide", "kp_enter"):
+        backend.input.key_chord([key])
+    assert target.wait_text("line", "+-*/") == "+-*/"
+    target.wait(lambda: ("up", "kp_enter") in _keys(target), "kp_enter to be released")
+    assert [key for kind, key in _keys(target) if kind == "down"] == [
+        "kp_add", "kp_subtract", "kp_multiply", "kp_divide", "kp_enter",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("key", ["kp_0", "kp_7", "kp_decimal"])
+def test_keypad_digits_are_refused_not_typed_as_cursor_keys(
+    backend: Backend, app: ProbeApp, key: str
+) -> None:
+    # x11vnc presses KP_Insert's key for KP_0 with Num Lock as it is: KP_Insert arrives.
+    target = TkTarget(backend, app)
+    target.focus("line")
+    with pytest.raises(InputError, match=f"cannot type the keypad key '{key}' as itself"):
+        backend.input.key_chord([key])
+    assert backend.input.held() == ((), ())
+    backend.input.type_text("1")
+    assert target.wait_text("line", "1") == "1"
+    assert [key for kind, key in _keys(target) if kind == "down"] == ["1"]  # nothing else sent
+
+
+def test_sided_modifiers_arrive(backend: Backend, app: ProbeApp) -> None:
+    check_sided_modifiers(TkTarget(backend, app))
 
 
 def test_capture(backend: Backend, app: ProbeApp) -> None:

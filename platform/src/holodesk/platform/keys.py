@@ -253,7 +253,9 @@ def normalize_key(name: str) -> str:
     if len(composed) == 1:
         if composed in _CHARACTER_KEYS:
             return _CHARACTER_KEYS[composed]
-        if unicodedata.category(composed).startswith("C"):
+        # Control characters name no key; format characters (ZWJ, LRM, ...) are
+        # text like any other, typed the way the backend types characters.
+        if unicodedata.category(composed) in ("Cc", "Cs"):
             raise UnknownKeyError(name, VOCABULARY_SUMMARY)
         return composed
     canonical = _BY_FOLDED.get(_fold(composed))

@@ -18,6 +18,7 @@ from holodesk.platform.vnc.keys import (
     NAMED_KEYSYMS,
     KeysymSupport,
     beyond_ascii,
+    keypad_refusal,
     keysym_for_char,
     keysym_for_key,
     support_for,
@@ -170,6 +171,9 @@ class VncInput(InputDriver):
         events = ([(SHIFT, True)] if add_shift else []) + [(keysym, True)]
 
         def send(client: RfbClient) -> None:
+            refusal = keypad_refusal(client.info, key)
+            if refusal is not None:
+                raise InputError(refusal)
             if press:
                 self._send_strokes(client, press)
             else:

@@ -39,6 +39,7 @@ import threading
 from dataclasses import dataclass
 
 from holodesk.platform.errors import InputError
+from holodesk.platform.keys import KEYPAD_DIGITS
 from holodesk.platform.vnc.client import ServerInfo
 from holodesk.platform.vnc.protocol import Version
 from holodesk.platform.x11.keysyms import NAMED_KEYSYMS, keysym_for_char, keysym_for_key
@@ -46,9 +47,11 @@ from holodesk.platform.x11.keysyms import NAMED_KEYSYMS, keysym_for_char, keysym
 __all__ = [
     "BOOK",
     "NAMED_KEYSYMS",
+    "NUM_LOCK_KEYPAD_KEYS",
     "KeysymBook",
     "KeysymSupport",
     "beyond_ascii",
+    "keypad_refusal",
     "keysym_for_char",
     "keysym_for_key",
     "support_for",
@@ -137,6 +140,33 @@ def _guess(server: ServerInfo) -> tuple[bool, int | None, str]:
             f"its ~{TIGERVNC_SPARE_KEYCODES} spare keycodes for good",
         )
     return True, None, "the server binds keysyms its keyboard lacks"
+
+
+# Keypad keys that share their key with a cursor key (KP_0 with KP_Insert), which
+# Num Lock selects between; kp_add, kp_enter and the like have keys of their own.
+NUM_LOCK_KEYPAD_KEYS: frozenset[str] = frozenset((*KEYPAD_DIGITS, "kp_decimal"))
+
+
+def keypad_refusal(server: ServerInfo, key: str) -> str | None:
+    """Why `server` cannot type the keypad key `key` as itself, or None when it can.
+
+    A keysym such as KP_0 names the keypad digit, but the server presses a key
+    for it, and that key is KP_Insert unless Num Lock is on there. TigerVNC's
+    Xvnc sets Num Lock itself to type it (measured). x11vnc presses the key
+    as it is (KP_Insert arrives, with Num Lock off: measured), and other
+    servers are unknown; the client cannot see a server's Num Lock, so those
+    are refused rather than typing a cursor key in the digit's place.
+    """
+    if key not in NUM_LOCK_KEYPAD_KEYS:
+        return None
+    if server.qemu_key_events and not server.name.startswith("QEMU"):
+        return None  # the TigerVNC family
+    return (
+        f"{server.describe()} cannot type the keypad key {key!r} as itself: it presses "
+        "the key with the server's Num Lock as it is (KP_Insert instead of kp_0 while "
+        "Num Lock is off), and a VNC client cannot see that state; press "
+        f"{'.' if key == 'kp_decimal' else key[3:]!r} instead"
+    )
 
 
 def beyond_ascii(char: str) -> bool:
