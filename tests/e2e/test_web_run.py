@@ -9,15 +9,20 @@ directly. Every assertion reads what the pages themselves logged.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from holodesk.client.cli import main as client_main
 from holodesk.client.events import Outcome
+from holodesk.client.exit_codes import ExitCode
 from holodesk.client.session import SessionOptions, run_session
+from holodesk.daemon import frame_pixels
 from holodesk.daemon.config import ServerConfig
 from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.engines.scripted import ScriptedEngine
@@ -26,6 +31,7 @@ from holodesk.daemon.server import serve
 from holodesk.platform.backends.web import WebBackend
 from holodesk.platform.select import open_backend
 from holodesk.platform.web.browser import WebBrowser
+from tests.daemon.support import RecordingPolicy, running_daemon
 from tests.support.web_site import serve_pages
 
 pytestmark = [pytest.mark.web, pytest.mark.e2e]
@@ -113,3 +119,29 @@ async def test_scripted_run_clicks_types_and_navigates_a_page(
         assert not [e for e in logged if e["type"] == "keydown" and e["key"] in ("l", "Enter")]
     finally:
         backend.close()
+
+
+async def test_holodesk_run_opens_the_page_its_url_names(tmp_path: Path) -> None:
+    """`holodesk run --backend web --url URL` starts the task on that page: the first
+    screen the daemon sees is the page (a solid colour here), not a blank tab."""
+    page = tmp_path / "start.html"
+    page.write_text("<html><body style='margin:0;background:#1e6e3c'></body></html>")
+    policy = RecordingPolicy([step({"action": "answer", "content": "seen"})])
+    async with running_daemon([policy]) as daemon:
+        process = await asyncio.create_subprocess_exec(
+            *(sys.executable, "-m", "holodesk.client", "run"),
+            *("--server", daemon.running.address, "--backend", "web"),
+            *("--url", page.as_uri(), "--no-estop", "--no-fail-safe", "look"),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        output, _ = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 0, output.decode()
+    first = frame_pixels.decode(policy.contexts[0].frame).convert("RGB")
+    assert first.getpixel((first.width // 2, first.height // 2)) == (0x1E, 0x6E, 0x3C)
+
+
+def test_url_is_refused_for_a_backend_without_pages(capsys: pytest.CaptureFixture[str]) -> None:
+    code = client_main(["run", "--server", "127.0.0.1:1", "--backend", "fake", "--url", "x", "t"])
+    assert code == ExitCode.USAGE
+    assert "--url is for the web backend" in capsys.readouterr().err

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from holodesk.client.argtypes import non_negative_float, non_negative_int
+from holodesk.client.backend_args import add_backend_arguments, url_options
 from holodesk.client.capture import ALL_DISPLAYS, CaptureError, find_display
 from holodesk.client.channel import ChannelError, check_settings
 from holodesk.client.cli import Command, command_error
@@ -73,7 +74,7 @@ def _kinds(text: str) -> list[str]:
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("task", nargs="+", help="what to do, in natural language")
     add_server_argument(parser)
-    parser.add_argument("--backend", help="platform backend (default: this OS's own)")
+    add_backend_arguments(parser, url_help="web backend: the page the task starts on")
     parser.add_argument(
         "--display",
         metavar="DISPLAY_ID|all",
@@ -196,10 +197,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         options = session_options(args)
         check_settings(args.server, options.channel)
+        opening = url_options(args.backend, args.url)
     except (CredentialsError, ChannelError, ValueError) as error:
         return command_error("run", str(error))
     try:
-        backend = open_backend(args.backend)
+        backend = open_backend(args.backend, **opening)
     except PlatformError as error:
         print(f"holodesk: {error}", file=sys.stderr)
         return ExitCode.BACKEND_UNAVAILABLE
