@@ -2,22 +2,32 @@
 
 Recordings written with the real RecordingWriter: one that never got a frame or a
 step, one with a frame and no actions, one of the OCR baseline (actions, never a
-prompt), one whose model output was not recorded, one the filter leaves out. The
-export runs through the CLI, as a user runs it, and its report is read.
+prompt), one whose model output was not recorded, one the filter leaves out; and
+the two recordings a real session leaves (the daemon's and the client's own), of
+an OCR session run through the real daemon and client. The export runs through
+the CLI, as a user runs it, and its report is read.
 """
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from holodesk.client.cli import main
+from holodesk.client.events import Outcome
 from holodesk.client.exit_codes import ExitCode
+from holodesk.client.session import SessionOptions, run_session
+from holodesk.daemon.config import ServerConfig
+from holodesk.daemon.policies.ocr.policy import OcrPolicy
+from holodesk.daemon.server import serve
 from holodesk.data.export import export
 from holodesk.data.format import ClientInfo, Manifest, make_recording_id
+from holodesk.data.stepview import find_recordings
 from holodesk.data.writer import RecordingWriter
+from holodesk.platform.backends import fake
 
 from .recordings import RecordingSpec, StepSpec, click, done, png, write_recording
 
@@ -88,3 +98,27 @@ def test_the_summary_holds_the_reasons_for_callers_of_export(root: Path, tmp_pat
     reasons = [why for _, why in summary.skipped]
     assert len(reasons) == 5
     assert all(why.startswith("no rows: ") for why in reasons)
+
+
+def test_a_real_ocr_session_leaves_two_recordings_and_neither_gives_rows_and_each_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    daemon_dir, client_dir = tmp_path / "daemon", tmp_path / "client"
+
+    async def session() -> None:
+        config = ServerConfig(listen="127.0.0.1:0", record=True, record_dir=str(daemon_dir))
+        async with serve(config, policies=[OcrPolicy()]) as running:
+            await asyncio.shield(running.policies_started)
+            options = SessionOptions(record_dir=client_dir)
+            outcome = await run_session(running.address, 'answer "ok"', fake.create(), options)
+        assert outcome.outcome is Outcome.SUCCEEDED, outcome.reason
+
+    asyncio.run(session())
+    (daemon_recording,) = find_recordings([daemon_dir])
+    (client_recording,) = find_recordings([client_dir])
+    out = tmp_path / "out"
+    assert main(["export", str(daemon_recording), str(client_recording), "--out", str(out)]) == 0
+    report = capsys.readouterr().err
+    assert "recorded a prompt (policy 'ocr' is not a model" in report
+    assert "a client's own recording (holodesk run --record) holds no prompts" in report
+    assert "0 row(s) from 2 of 2 recording(s)" in report

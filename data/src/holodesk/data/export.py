@@ -41,6 +41,8 @@ ExportFormat = Literal["jsonl", "parquet"]
 FORMATS: tuple[ExportFormat, ...] = ("jsonl", "parquet")
 IMAGES_DIR = "images"
 DATASET_FILES: dict[ExportFormat, str] = {"jsonl": "data.jsonl", "parquet": "data.parquet"}
+# The manifest's principal in a recording the client kept itself (client/recording.py).
+CLIENT_PRINCIPAL = "client"
 
 
 class ExportError(RecordingError):
@@ -179,10 +181,15 @@ def why_no_rows(recording: LoadedRecording) -> str:
     baseline and scripted policies record actions, never a prompt).
     """
     steps = recording.steps()
+    prompted = [step for step in steps if step.actions.prompt is not None]
+    if not prompted and recording.manifest.principal == CLIENT_PRINCIPAL:
+        return (
+            "no rows: a client's own recording (holodesk run --record) holds no prompts; "
+            "export the daemon's recording of the session (holodeskd --record on)"
+        )
     if not steps:
         frames = "no frames and " if not recording.frames else ""
         return f"no rows: {frames}no actions were recorded (the session ended before a step)"
-    prompted = [step for step in steps if step.actions.prompt is not None]
     if not prompted:
         policy = recording.manifest.policy or "?"
         return (
