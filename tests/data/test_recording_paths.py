@@ -93,10 +93,11 @@ def test_export_and_replay_refuse_it_too(
     assert not (tmp_path / "escaped").exists()
 
 
-def test_a_good_recording_still_reports_next_to_the_caller(tmp_path: Path, work: Path) -> None:
+def test_a_good_recording_still_reports_next_to_itself(tmp_path: Path, work: Path) -> None:
     recording = _recording(tmp_path / "recordings")
     assert main(["report", str(recording)]) == ExitCode.SUCCEEDED
-    assert (work / f"{recording.name}.html").is_file()
+    assert (recording.parent / f"{recording.name}.html").is_file()
+    assert not (work / f"{recording.name}.html").exists()
 
 
 @pytest.mark.parametrize(

@@ -136,10 +136,13 @@ def test_the_cli_writes_the_page_and_rejects_what_is_not_a_recording(
     assert main(["report", str(recording), "--out", str(out)]) == ExitCode.SUCCEEDED
     assert capsys.readouterr().out.strip() == str(out)
     assert "<!DOCTYPE html>" in out.read_text(encoding="utf-8")
-    # Without --out: <recording id>.html in the current directory.
-    monkeypatch.chdir(tmp_path)
+    # Without --out: <recording id>.html next to the recording, wherever it is run from.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
     assert main(["report", str(recording)]) == ExitCode.SUCCEEDED
-    assert (tmp_path / f"{recording.name}.html").is_file()
+    assert (recording.parent / f"{recording.name}.html").is_file()
+    assert not list(elsewhere.iterdir())
     capsys.readouterr()
     assert main(["report", str(tmp_path / "nothing")]) == ExitCode.USAGE
     assert "is not a recording" in capsys.readouterr().err

@@ -19,7 +19,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--out",
         type=Path,
         metavar="PAGE.html",
-        help="where to write the page (default: <recording id>.html here)",
+        help="where to write the page (default: <recording id>.html next to the recording)",
     )
     parser.add_argument(
         "--max-image-width",
@@ -36,7 +36,8 @@ def run(args: argparse.Namespace) -> int:
         recording = LoadedRecording.load(args.recording)
     except RecordingError as error:
         return command_error("report", error)
-    out: Path = args.out or Path(f"{recording.recording_id}.html")
+    # Beside the recording, wherever it is run from: the page is where its session is.
+    out: Path = args.out or args.recording.resolve().parent / f"{recording.recording_id}.html"
     try:
         written = write_report(recording, out, ReportOptions(max_image_width=args.max_image_width))
     except OSError as error:
