@@ -28,6 +28,8 @@ class Desktop:
     # Looks at the screen during which the Open dialog is still missing after
     # "Open" was clicked.
     dialog_delay: int = 1
+    # A field that takes typing but does not show it (as a broken app's would).
+    hides_typing: bool = False
     menu_open: bool = False
     dialog_countdown: int | None = None
     focused_field: bool = False
@@ -98,7 +100,8 @@ class Desktop:
             draw.text((370, 310), "File name:", font=font, fill=(20, 20, 20))
             field_box = (480, 300, 900, 332)
             draw.rectangle(field_box, fill=(255, 255, 255), outline=(130, 130, 130))
-            draw.text((488, 308), self.file_name, font=font, fill=(20, 20, 20))
+            shown = "" if self.hides_typing else self.file_name
+            draw.text((488, 308), shown, font=font, fill=(20, 20, 20))
             self._boxes["field"] = field_box
         return image
 

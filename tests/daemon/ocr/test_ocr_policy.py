@@ -66,6 +66,18 @@ async def test_a_whole_task_runs_to_success(policy: OcrPolicy) -> None:
     assert desktop.log == ["Click", "Click", "Wait", "Click", "TypeText", "KeyChord"]
 
 
+async def test_typing_the_screen_does_not_show_fails_the_session_naming_it(
+    policy: OcrPolicy,
+) -> None:
+    desktop = Desktop(dialog_delay=0, hides_typing=True)
+    task = 'click "File"; click "Open"; type "a.txt" into "File name"; press enter'
+    ending = await _run(policy, task, desktop)
+    assert ending.outcome is SessionOutcome.FAILED
+    assert 'does not show "a.txt" near "File name"' in ending.reason
+    # Typed once, looked once more, and no other field beside the label: no Enter.
+    assert desktop.log == ["Click", "Click", "Click", "TypeText", "Wait"]
+
+
 async def test_text_that_never_appears_fails_the_session_naming_it(policy: OcrPolicy) -> None:
     desktop = Desktop()
     ending = await _run(policy, 'click "File"; click "Export"', desktop)

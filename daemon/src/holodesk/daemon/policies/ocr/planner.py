@@ -4,6 +4,11 @@ The baseline answers exactly like the model would, `{"note", "thought", "action"
 with coordinates normalized to 0-1000 of the image, so its output goes through
 the same parser and coordinate mapping as a real model's, and a recording of a
 baseline run reads like one of a model run.
+
+A type into a field is not done when its actions ran: the next screen must show
+the text near the field's label (typing_check.py). Until it does the planner looks
+once more, then types into the next field beside the label, then fails; an action
+that reported OK is no proof that the app received anything.
 """
 
 from __future__ import annotations
