@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import socket
@@ -54,6 +55,29 @@ def test_succeeded_prints_steps_and_the_answer(
     assert "\x1b[" not in err  # no escape codes when not a terminal
     assert server.conversation.received[0].start.task == "fill the form"
     assert server.conversation.received[0].start.max_steps == 5
+
+
+def test_json_writes_one_object_per_event_and_nothing_else(
+    daemon: Daemon, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """For programs: every line of stdout is one JSON object, in the order things
+    happened; the daemon's text is data (its escape sequences stay escaped)."""
+    server = daemon(_ends_with(agent_pb2.SESSION_OUTCOME_SUCCEEDED, "done \x1b]52;c;eA==\x07"))
+    assert _run(server.target, "--json", "--no-estop") == ExitCode.SUCCEEDED
+    out, err = capsys.readouterr()
+    assert "\x1b" not in out
+    events = [json.loads(line) for line in out.splitlines()]
+    kinds = [e["event"] for e in events]
+    assert kinds == ["started", "step", "action", "action", "step", "action", "outcome"]
+    assert events[0]["session_id"] == "s-1"
+    click_event = events[2]
+    assert (click_event["kind"], click_event["description"]) == ("Click", "click (10, 10) left")
+    assert click_event["action"]["point"] == {"x": 10, "y": 10}
+    assert click_event["result"]["status"] == "ok"
+    assert events[3]["action"]["text"] == "hi"
+    assert events[-1]["outcome"] == "succeeded"
+    assert events[-1]["answer"] == "done \x1b]52;c;eA==\x07"
+    assert err == ""
 
 
 @pytest.mark.parametrize(

@@ -26,6 +26,7 @@ from holodesk.client.credentials import (
     CredentialsError,
 )
 from holodesk.client.exit_codes import ExitCode, for_outcome
+from holodesk.client.json_events import JsonPrinter
 from holodesk.client.reconnect import ReconnectPolicy
 from holodesk.client.render import Printer
 from holodesk.client.safety.confirm import terminal_confirm
@@ -89,6 +90,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="DIR",
         help="also record the session here (for holodesk replay/report/export on this machine)",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="write one JSON object per event (started, step, action with its result, "
+        "notice, outcome) to stdout instead of progress text",
     )
     _configure_connection(parser.add_argument_group("connection"))
     _configure_safety(parser.add_argument_group("safety"))
@@ -194,8 +201,9 @@ def run(args: argparse.Namespace) -> int:
         return command_error("run", "the task is empty")
     if not args.server:
         return command_error("run", NO_SERVER)
+    printer = JsonPrinter() if args.json else Printer()
     try:
-        options = session_options(args)
+        options = session_options(args, printer)
         check_settings(args.server, options.channel)
         opening = url_options(args.backend, args.url)
     except (CredentialsError, ChannelError, ValueError) as error:
@@ -206,12 +214,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"holodesk: {error}", file=sys.stderr)
         return ExitCode.BACKEND_UNAVAILABLE
     try:
-        return _run(args, task, backend, options)
+        return _run(args, task, backend, options, printer)
     finally:
         backend.close()
 
 
-def session_options(args: argparse.Namespace, printer: Printer | None = None) -> SessionOptions:
+def session_options(
+    args: argparse.Namespace, printer: Printer | JsonPrinter | None = None
+) -> SessionOptions:
     """The session's settings from the command line; ValueError (or kin) if inconsistent."""
     printer = printer or Printer()
     channel = read_channel_settings(args)
@@ -246,13 +256,18 @@ def session_options(args: argparse.Namespace, printer: Printer | None = None) ->
     )
 
 
-def _run(args: argparse.Namespace, task: str, backend: Backend, options: SessionOptions) -> int:
+def _run(
+    args: argparse.Namespace,
+    task: str,
+    backend: Backend,
+    options: SessionOptions,
+    printer: Printer | JsonPrinter,
+) -> int:
     if args.display is not None and args.display != ALL_DISPLAYS:
         try:
             find_display(backend.screen.displays(), args.display)
         except CaptureError as error:
             return command_error("run", str(error))
-    printer = Printer()
     try:
         outcome = asyncio.run(_stopped_by_sigterm(run_session(args.server, task, backend, options)))
     except (KeyboardInterrupt, asyncio.CancelledError):
@@ -261,7 +276,7 @@ def _run(args: argparse.Namespace, task: str, backend: Backend, options: Session
         print("holodesk: interrupted", file=sys.stderr)
         return ExitCode.CANCELLED
     printer.outcome(outcome)
-    if outcome.recording:
+    if outcome.recording and not args.json:  # --json: the outcome event names it
         print(f"recorded in {outcome.recording}")
     return for_outcome(outcome.outcome)
 
