@@ -9,9 +9,10 @@ app that received "scripted hiscripted hi" instead of "scripted hi" differs in
 0.08% of a 1280x800 frame, far under any global threshold that tolerates noise.
 So the changes are also counted in the densest window of the frame shaped like a
 line of text (a tenth of the frame wide, a quarter of that high): there the
-doubled text fills 19% (28% at 640x400), an 11-16 pt clock's change of minute
-2-9%, of hour (three digits) at 24 pt 13-17% (measured on Xvfb screenshots of
-Tk; the runner's DEFAULT_LOCAL_THRESHOLD sits between).
+doubled text fills 19% (28% at 640x400); an 11-16 pt clock going 13:00 -> 13:01
+2-5%, 12:59 -> 13:00 (three digits) 4-9%; a 24 pt clock 7-9% and 13-17% (Tk
+on Xvfb, at 1280x800 and 640x400; the runner's DEFAULT_LOCAL_THRESHOLD, 12%,
+lets through all but the big clock's three-digit change).
 """
 
 from __future__ import annotations

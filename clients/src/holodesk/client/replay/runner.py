@@ -44,7 +44,7 @@ from holodesk.proto.v1 import agent_pb2, frame_pb2
 
 DEFAULT_THRESHOLD = 0.02
 # Share of the densest text-line window that may differ (compare.py): above a
-# panel clock's minute tick (4-9%), below a wrong word (19-26%), on Tk screens.
+# panel clock's change (11-16 pt: 2-9%), below a doubled word (19-28%), on Tk screens.
 DEFAULT_LOCAL_THRESHOLD = 0.12
 DEFAULT_SETTLE_S = 3.0
 _POLL_S = 0.1
