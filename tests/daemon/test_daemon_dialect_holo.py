@@ -200,10 +200,18 @@ def test_locations_accept_json_points_and_click_text() -> None:
 def test_the_schema_constrains_coordinates_per_convention() -> None:
     schema = HOLO.step_schema()
     assert schema is not None
-    click = schema["$defs"]["ClickElement"]["properties"]
-    assert click["x"]["maximum"] == 1000
-    assert click["x"]["type"] == "integer"
-    pixels = get_dialect("holo1.5").step_schema()
+    (click,) = (v for v in schema["properties"]["action"]["anyOf"] if v["title"] == "click_element")
+    assert click["properties"]["x"]["maximum"] == 1000
+    assert click["properties"]["x"]["type"] == "integer"
+    holo15 = get_dialect("holo1.5")
+    pixels = holo15.step_schema()
     assert pixels is not None
-    assert "maximum" not in pixels["$defs"]["ClickElement"]["properties"]["x"]
+    (px,) = (v for v in pixels["properties"]["action"]["anyOf"] if v["title"] == "click_element")
+    assert "maximum" not in px["properties"]["x"]
+    # Given the step's geometry, pixels are bounded by the image the model sees.
+    geometry = holo15.geometry(Size(1920, 1080))  # the model sees 1316x728
+    bounded = holo15.step_schema(geometry)
+    assert bounded is not None
+    (bx,) = (v for v in bounded["properties"]["action"]["anyOf"] if v["title"] == "click_element")
+    assert (bx["properties"]["x"]["maximum"], bx["properties"]["y"]["maximum"]) == (1316, 728)
     assert set(schema["required"]) == {"thought", "action"}

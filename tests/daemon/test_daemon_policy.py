@@ -45,12 +45,15 @@ async def test_the_model_sees_the_resized_frame_and_the_schema() -> None:
     (request,) = engine.requests
     system, user = request.messages
     assert system.role == "system"
-    assert '"ClickElement"' in system.text
+    assert '"const":"click_element"' in system.text  # the schema, compact
+    assert "- click_element(x, y, element?, button?, count?, modifiers?)" in system.text
     assert "1316x728" in system.text  # the pixel convention names the image size
     (image,) = user.images
     assert (image.width, image.height) == (1316, 728)
     assert image.mime_type == "image/png"
     assert request.json_schema is not None
+    # Decoding is held to the image too: no x past its 1316 pixels.
+    assert '"maximum": 1316' in json.dumps(request.json_schema)
     assert request.request_id == "s1/1/0"
 
 

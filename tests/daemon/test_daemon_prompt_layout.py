@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from holodesk.daemon.actions import ActionResult, ActionStatus, Click
 from holodesk.daemon.dialects import Dialect, dialect_names, get_dialect, load_dialect
 from holodesk.daemon.dialects.spec import DialectSpec, auto_block
+from holodesk.daemon.dialects.values import key_names_text
 from holodesk.daemon.engines.base import ChatMessage, ImagePart
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
 from holodesk.daemon.geometry import Point, Size
@@ -82,8 +83,11 @@ def test_each_prompt_begins_with_the_previous_one_except_at_block_drops(name: st
     dialect = get_dialect(name)
     spec = dialect.spec
     prompts = [flat(p) for p in run(dialect)]
-    fixed = prompts[0][: prompts[0].index(spec.prompts.task.format(task=TASK))]
-    fixed += spec.prompts.task.format(task=TASK)
+    # The task turn also lists the action space (UI-TARS puts it there).
+    task = spec.prompts.task.format(
+        task=TASK, action_list=dialect.action_list(), key_names=key_names_text()
+    )
+    fixed = prompts[0][: prompts[0].index(task)] + task
     drops: list[int] = []
     for step in range(2, STEPS):  # step -> step + 1
         before, after = prompts[step - 1], prompts[step]

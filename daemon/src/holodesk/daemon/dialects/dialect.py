@@ -7,6 +7,12 @@ from typing import Any
 
 from holodesk.daemon.actions import ActionKind
 from holodesk.daemon.dialects import images, prompt
+from holodesk.daemon.dialects.action_space import (
+    ActionSpace,
+    action_space_of,
+    bound_pixels,
+    compact_schema,
+)
 from holodesk.daemon.dialects.base import (
     DialectParseError,
     LocatedTarget,
@@ -30,6 +36,9 @@ class Dialect:
         self.spec = spec
         self.parser = parser if parser is not None else get_parser(spec.parser)
         self._resize = spec.resize.rule()
+        # The spec is frozen: its action space and schema are made once.
+        self.action_space: ActionSpace | None = action_space_of(self.parser, spec)
+        self._step_schema = self.parser.step_schema(spec)
 
     @property
     def name(self) -> str:
@@ -103,17 +112,29 @@ class Dialect:
     def sampling(self) -> SamplingParams:
         return SamplingParams(max_tokens=self.spec.max_tokens, temperature=self.spec.temperature)
 
-    def step_schema(self) -> dict[str, Any] | None:
-        return self.parser.step_schema(self.spec) if self.spec.structured_output else None
+    def step_schema(self, geometry: ImageGeometry | None = None) -> dict[str, Any] | None:
+        """The schema structured decoding holds a step to (None: decoding is free).
+        Given the step's geometry, pixel coordinates are bounded by the model's image
+        too, so a model held to it cannot write a point the parser refuses."""
+        if not self.spec.structured_output or self._step_schema is None:
+            return None
+        return bound_pixels(self._step_schema, geometry)
 
-    def location_schema(self) -> dict[str, Any] | None:
-        return self.parser.location_schema(self.spec) if self.spec.structured_output else None
+    def location_schema(self, geometry: ImageGeometry | None = None) -> dict[str, Any] | None:
+        schema = self.parser.location_schema(self.spec) if self.spec.structured_output else None
+        return None if schema is None else bound_pixels(schema, geometry)
 
     def step_messages(
         self, context: StepContext, images: tuple[ImagePart, ...]
     ) -> tuple[ChatMessage, ...]:
-        schema = self.parser.step_schema(self.spec)
-        return prompt.step_messages(self.spec, context, images, schema, self._render)
+        shown = None if self._step_schema is None else compact_schema(self._step_schema)
+        return prompt.step_messages(
+            self.spec, context, images, shown, self._render, self.action_list()
+        )
+
+    def action_list(self) -> str:
+        """The prompt's action list ({action_list}): the action space, a line per form."""
+        return "" if self.action_space is None else self.action_space.action_list()
 
     def _render(self, actions: Sequence[ActionKind], geometry: ImageGeometry | None) -> str:
         return self.parser.render_actions(actions, self.spec, geometry)

@@ -20,12 +20,14 @@ but the parsing code is a `DialectSpec` value, loadable and overridable from a
 JSON/TOML file (`registry.load_dialect`), to be checked against the real
 checkpoint's chat template on a GPU host.
 
-Beyond the cookbook actions, the parser accepts the names models commonly use
-(click, write, type, key, hotkey as "ctrl+c", ...) and desktop extensions:
-double_click, triple_click, right_click, middle_click, move, drag (path or
-from/to), mouse_down/up, key_down/up, fail (reason) and ask_user (question). Clicks,
-mouse_down/up and drag take "button": left, right, middle, back or forward (the
-side buttons, which browsers and file managers take as history back and forward).
+The action space (what the prompt lists, the schema allows and the docs publish,
+docs/dialects/holo.md) is one description, holo_space.py: the cookbook actions
+plus desktop ones that reach the whole contract (any button, count and held
+modifiers on click_element; write at the caret; scroll by an amount at a point;
+mouse_down/up; move; drag along a path with button, modifiers, duration;
+key_down/up; fail; ask_user). Beyond it the parser also accepts the names models
+commonly use (click, type, key, hotkey as "ctrl+c", triple_click, middle_click,
+drag from/to, ...): lenient reading, never a wider space.
 A localization answer may give the element's box besides (or instead of) x/y:
 "box" or "bbox" as [x1, y1, x2, y2] (or [[x1, y1], [x2, y2]]) in the same convention.
 """
@@ -38,9 +40,11 @@ from typing import Any
 
 from holodesk.daemon.actions import ActionKind, Click, describe, is_terminal
 from holodesk.daemon.dialects import holo_schema
+from holodesk.daemon.dialects.action_space import ActionSpace
 from holodesk.daemon.dialects.base import DialectParseError, LocatedTarget, ParsedStep
 from holodesk.daemon.dialects.coords import CoordinateConvention, ImageGeometry
 from holodesk.daemon.dialects.holo_actions import HANDLERS
+from holodesk.daemon.dialects.holo_space import holo_action_space
 from holodesk.daemon.dialects.jsontext import extract_object, strip_reasoning
 from holodesk.daemon.dialects.spec import DialectSpec, FrameRequest, PromptTemplates, ResizeSpec
 from holodesk.daemon.dialects.values import box_value, brief, model_point, text
@@ -99,8 +103,11 @@ class HoloJsonParser:
                 return LocatedTarget(action.point)
         raise DialectParseError("the answer has no click position", 'Answer {"x": .., "y": ..}.')
 
+    def action_space(self, spec: DialectSpec) -> ActionSpace:
+        return holo_action_space(spec)
+
     def step_schema(self, spec: DialectSpec) -> dict[str, Any] | None:
-        return holo_schema.step_schema(spec.coordinates)
+        return holo_schema.step_schema(self.action_space(spec), spec.coordinates)
 
     def location_schema(self, spec: DialectSpec) -> dict[str, Any] | None:
         return holo_schema.location_schema(spec.coordinates)
@@ -166,15 +173,9 @@ def _convert(raw: Any, spec: DialectSpec, geometry: ImageGeometry) -> list[Actio
     if handler is None:
         raise DialectParseError(
             f"unknown action {brief(name)}",
-            "Use one of: " + ", ".join(_ADVERTISED) + ".",
+            "Use one of: " + ", ".join(holo_action_space(spec).names) + ".",
         )
     return handler(raw, spec, geometry)
-
-
-_ADVERTISED = (
-    "click_element", "write_element_abs", "scroll", "hotkey", "wait", "answer",
-    "double_click", "right_click", "drag", "move", "fail", "ask_user",
-)  # fmt: skip
 
 
 HOLO_ACTION_ALIASES: dict[str, str] = {
@@ -256,9 +257,13 @@ when there is nothing new.
 - In "thought", reason about the next step in a few lines.
 - {coordinate_rule}
 - To type into a field, use write_element_abs with the field's position: it clicks the \
-field, then types.
+field, then types. To type where the caret already is, use write.
 - When the task is complete, use answer with the full answer. If it cannot be done, use \
 fail with the reason. If only a human can continue, use ask_user with your question.
+
+Actions (fields marked ? may be left out):
+{action_list}
+Keys: {key_names}.
 
 Answer with one JSON object that follows this schema, and nothing else:
 {output_schema}

@@ -32,6 +32,7 @@ from holodesk.daemon.actions import (
 )
 from holodesk.daemon.dialects.base import DialectParseError
 from holodesk.daemon.dialects.coords import ImageGeometry
+from holodesk.daemon.dialects.holo_space import MAX_DRAG_MS, MAX_PATH_POINTS, MAX_SCROLL_NOTCHES
 from holodesk.daemon.dialects.spec import DialectSpec
 from holodesk.daemon.dialects.values import (
     brief,
@@ -117,9 +118,10 @@ def _drag(obj: Obj, spec: DialectSpec, geo: ImageGeometry) -> list[ActionKind]:
     path: list[Point]
     raw_path = obj.get("path")
     if raw_path is not None:
-        if not isinstance(raw_path, list) or not 2 <= len(raw_path) <= 64:
+        if not isinstance(raw_path, list) or not 2 <= len(raw_path) <= MAX_PATH_POINTS:
             raise DialectParseError(
-                f"path is {brief(raw_path)}", "Give path as a list of 2 to 64 [x, y] points."
+                f"path is {brief(raw_path)}",
+                f"Give path as a list of 2 to {MAX_PATH_POINTS} [x, y] points.",
             )
         path = [point_value(p, geo, f"path[{i}]") for i, p in enumerate(raw_path)]
     else:
@@ -130,7 +132,26 @@ def _drag(obj: Obj, spec: DialectSpec, geo: ImageGeometry) -> list[ActionKind]:
                 "drag needs a path or from/to points", 'Give "from": [x, y] and "to": [x, y].'
             )
         path = [point_value(start, geo, "from"), point_value(end, geo, "to")]
-    return [Drag(path=tuple(path), button=_button(obj), modifiers=_modifiers(obj, spec))]
+    return [
+        Drag(
+            path=tuple(path),
+            button=_button(obj),
+            modifiers=_modifiers(obj, spec),
+            duration_ms=_duration_ms(obj),
+        )
+    ]
+
+
+def _duration_ms(obj: Obj) -> int:
+    raw = obj.get("duration_ms")
+    if raw is None:
+        return 0
+    value = number(raw, "duration_ms")
+    if not 0 <= value <= MAX_DRAG_MS:
+        raise DialectParseError(
+            f"duration_ms is {value:g}", f"duration_ms is 0 to {MAX_DRAG_MS} milliseconds."
+        )
+    return round(value)
 
 
 def _write(obj: Obj, spec: DialectSpec, geo: ImageGeometry) -> list[ActionKind]:
@@ -157,8 +178,10 @@ def _scroll(obj: Obj, spec: DialectSpec, geo: ImageGeometry) -> list[ActionKind]
     amount = spec.scroll_notches
     if amount_raw is not None:
         value = number(amount_raw, "amount")
-        if not 1 <= value <= 100:
-            raise DialectParseError(f"amount is {value:g}", "amount is 1 to 100 notches.")
+        if not 1 <= value <= MAX_SCROLL_NOTCHES:
+            raise DialectParseError(
+                f"amount is {value:g}", f"amount is 1 to {MAX_SCROLL_NOTCHES} notches."
+            )
         amount = round(value)
     point = optional_point(obj, geo)
     if point is None:

@@ -1,187 +1,169 @@
-"""Pydantic models of the Holo answer format, used only for their JSON schema
-(structured decoding); parsing is lenient and lives in holo.py.
+"""The JSON schema of the Holo answer format, drawn from its action space
+(holo_space.py) for structured decoding; parsing is lenient and lives in holo.py.
 
-Coordinate fields are declared once as numbers; `_constrain` then writes each
-convention's bounds and wording into the generated schema.
+Every form becomes one object of the action's anyOf, `additionalProperties`
+false, so a model held to the schema writes exactly the space the prompt lists
+and the parser reads (no stray field the parser would read as something else).
+A form with an optional point (scroll, mouse_down, mouse_up) is two objects:
+without x and y, and with both, as "both or neither" has no other widely
+supported JSON-schema spelling. Keys are the contract's vocabulary as
+`values` holds it, or one character.
+
+Coordinates follow the dialect's convention (pixels are bounded per step, by
+`Dialect.step_schema`, from the image the model sees).
 """
 
 from __future__ import annotations
 
-import copy
-from functools import cache
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, Field
-
+from holodesk.daemon.dialects.action_space import ActionField, ActionForm, ActionSpace
 from holodesk.daemon.dialects.coords import CoordinateConvention
+from holodesk.daemon.dialects.values import KEY_VOCABULARY
 
-_ELEMENT = "what the target is, in a few words"
-
-
-class _Point(BaseModel):
-    x: float
-    y: float
-
-
-class ClickElement(BaseModel):
-    action: Literal["click_element"]
-    element: str = Field(default="", description=_ELEMENT)
-    x: float
-    y: float
+_KEY_REF = {"$ref": "#/$defs/key"}
+_WHERE = {
+    CoordinateConvention.NORMALIZED_1000: "normalized 0-1000 across the screenshot",
+    CoordinateConvention.RESIZED_PIXELS: "pixels of the screenshot",
+    CoordinateConvention.UNIT: "a fraction 0-1 of the screenshot",
+}
 
 
-class WriteElement(BaseModel):
-    """Click the element at x, y, then type content."""
-
-    action: Literal["write_element_abs"]
-    content: str
-    element: str = Field(default="", description=_ELEMENT)
-    x: float
-    y: float
-
-
-class ScrollPage(BaseModel):
-    action: Literal["scroll"]
-    direction: Literal["up", "down", "left", "right"]
-
-
-class Hotkey(BaseModel):
-    """Press keys together, e.g. ["ctrl", "c"]."""
-
-    action: Literal["hotkey"]
-    keys: list[str] = Field(min_length=1)
-
-
-class WaitSeconds(BaseModel):
-    action: Literal["wait"]
-    seconds: int = Field(default=2, ge=0, le=30)
-
-
-class Answer(BaseModel):
-    """The task is done; content is the final answer."""
-
-    action: Literal["answer"]
-    content: str
-
-
-class DoubleClick(BaseModel):
-    action: Literal["double_click"]
-    element: str = Field(default="", description=_ELEMENT)
-    x: float
-    y: float
-
-
-class RightClick(BaseModel):
-    action: Literal["right_click"]
-    element: str = Field(default="", description=_ELEMENT)
-    x: float
-    y: float
-
-
-class MovePointer(BaseModel):
-    action: Literal["move"]
-    x: float
-    y: float
-
-
-class DragPath(BaseModel):
-    """Press at the first point, move through the others, release at the last."""
-
-    action: Literal["drag"]
-    path: list[_Point] = Field(min_length=2)
-
-
-class KeyDown(BaseModel):
-    action: Literal["key_down"]
-    key: str
-
-
-class KeyUp(BaseModel):
-    action: Literal["key_up"]
-    key: str
-
-
-class FailTask(BaseModel):
-    """The task cannot be done; reason says why."""
-
-    action: Literal["fail"]
-    reason: str
-
-
-class AskUser(BaseModel):
-    """Only a human can continue; ask them."""
-
-    action: Literal["ask_user"]
-    question: str
-
-
-class HoloStep(BaseModel):
-    note: str = Field(default="", description="task-relevant facts to remember; may be empty")
-    thought: str = Field(description="reasoning about the next step, a few lines")
-    action: (
-        ClickElement
-        | WriteElement
-        | ScrollPage
-        | Hotkey
-        | WaitSeconds
-        | Answer
-        | DoubleClick
-        | RightClick
-        | MovePointer
-        | DragPath
-        | KeyDown
-        | KeyUp
-        | FailTask
-        | AskUser
-    )
-
-
-class ClickCoordinates(BaseModel):
-    x: float
-    y: float
-
-
-@cache
-def _step_schema(convention: CoordinateConvention) -> dict[str, Any]:
-    return _constrain(HoloStep.model_json_schema(), convention)
-
-
-@cache
-def _location_schema(convention: CoordinateConvention) -> dict[str, Any]:
-    return _constrain(ClickCoordinates.model_json_schema(), convention)
-
-
-def step_schema(convention: CoordinateConvention) -> dict[str, Any]:
-    return copy.deepcopy(_step_schema(convention))
+def key_schema() -> dict[str, Any]:
+    """One key: a name of the contract's vocabulary, or the one character it types."""
+    return {
+        "description": "a key name, or the single character the key types",
+        "anyOf": [
+            {"type": "string", "enum": list(KEY_VOCABULARY)},
+            {"type": "string", "minLength": 1, "maxLength": 1},
+        ],
+    }
 
 
 def location_schema(convention: CoordinateConvention) -> dict[str, Any]:
-    return copy.deepcopy(_location_schema(convention))
+    return {
+        "title": "ClickCoordinates",
+        "type": "object",
+        "properties": _coordinates(convention),
+        "required": ["x", "y"],
+        "additionalProperties": False,
+    }
 
 
-def _constrain(schema: dict[str, Any], convention: CoordinateConvention) -> dict[str, Any]:
-    where = {
-        CoordinateConvention.NORMALIZED_1000: "normalized 0-1000 across the screenshot",
-        CoordinateConvention.RESIZED_PIXELS: "pixels of the screenshot",
-        CoordinateConvention.UNIT: "a fraction 0-1 of the screenshot",
-    }[convention]
+def step_schema(space: ActionSpace, convention: CoordinateConvention) -> dict[str, Any]:
+    """The answer {note, thought, action}; a new dict each call. Pixel coordinates have
+    no upper bound here: `Dialect.step_schema` adds the step's image size."""
+    variants = [v for form in space.forms for v in _variants(form, convention)]
+    return {
+        "title": "HoloStep",
+        "type": "object",
+        "properties": {
+            "note": {
+                "type": "string",
+                "description": "task-relevant facts to remember; may be empty",
+            },
+            "thought": {
+                "type": "string",
+                "description": "reasoning about the next step, a few lines",
+            },
+            "action": {"anyOf": variants},
+        },
+        "required": ["thought", "action"],
+        "additionalProperties": False,
+        "$defs": {"key": key_schema()},
+    }
+
+
+def _variants(form: ActionForm, convention: CoordinateConvention) -> list[dict[str, Any]]:
+    optional_point = any(f.kind == "point" and not f.required for f in form.fields)
+    out = [_variant(form, convention, with_point=True)]
+    if optional_point:
+        out.insert(0, _variant(form, convention, with_point=False))
+    return out
+
+
+def _variant(
+    form: ActionForm,
+    convention: CoordinateConvention,
+    *,
+    with_point: bool,
+) -> dict[str, Any]:
+    properties: dict[str, Any] = {"action": {"type": "string", "const": form.name}}
+    required = ["action"]
+    for f in form.fields:
+        if f.kind == "point":
+            if not with_point:
+                continue
+            properties.update(_coordinates(convention))
+            required += ["x", "y"]
+            continue
+        properties[f.name] = _value(f, convention)
+        if f.required:
+            required.append(f.name)
+    point = form.get("point")
+    at = with_point and point is not None and not point.required
+    return {
+        "title": form.name + (" at a point" if at else ""),
+        "description": form.summary,
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
+def _value(f: ActionField, convention: CoordinateConvention) -> dict[str, Any]:
+    described = {"description": f.description}
+    if f.kind == "text":
+        out: dict[str, Any] = {"type": "string", **described}
+        if f.min_items:
+            out["minLength"] = f.min_items
+        return out
+    if f.kind in ("integer", "number"):
+        out = {"type": f.kind, **described}
+        if f.minimum is not None:
+            out["minimum"] = f.minimum
+        if f.maximum is not None:
+            out["maximum"] = f.maximum
+        return out
+    if f.kind == "choice":
+        return {"type": "string", "enum": list(f.choices), **described}
+    if f.kind == "key":
+        return {**_KEY_REF}
+    items: dict[str, Any]
+    if f.kind == "keys":
+        items = dict(_KEY_REF)
+    elif f.kind == "modifiers":
+        items = {"type": "string", "enum": list(f.choices)}
+    else:  # path
+        items = {
+            "type": "object",
+            "properties": _coordinates(convention),
+            "required": ["x", "y"],
+            "additionalProperties": False,
+        }
+    out = {"type": "array", "items": items, **described}
+    if f.min_items:
+        out["minItems"] = f.min_items
+    if f.max_items is not None:
+        out["maxItems"] = f.max_items
+    return out
+
+
+def _coordinates(convention: CoordinateConvention) -> dict[str, Any]:
     upper = {CoordinateConvention.NORMALIZED_1000: 1000, CoordinateConvention.UNIT: 1}.get(
         convention
     )
     kind = "number" if convention is CoordinateConvention.UNIT else "integer"
-    models = [schema, *schema.get("$defs", {}).values()]
-    for model in models:
-        props = model.get("properties", {})
-        for axis, edge in (("x", "left"), ("y", "top")):
-            if axis not in props:
-                continue
-            prop: dict[str, Any] = {
-                "type": kind,
-                "minimum": 0,
-                "description": f"{axis} from the {edge} edge, {where}",
-                "title": axis.upper(),
-            }
-            if upper is not None:
-                prop["maximum"] = upper
-            props[axis] = prop
-    return schema
+    out: dict[str, Any] = {}
+    for axis, edge in (("x", "left"), ("y", "top")):
+        prop: dict[str, Any] = {
+            "type": kind,
+            "minimum": 0,
+            "description": f"{axis} from the {edge} edge, {_WHERE[convention]}",
+            "title": axis.upper(),
+        }
+        if upper is not None:
+            prop["maximum"] = upper
+        out[axis] = prop
+    return out

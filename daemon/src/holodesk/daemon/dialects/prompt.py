@@ -34,6 +34,7 @@ from typing import Any
 from holodesk.daemon.actions import ActionKind, HistoryStep
 from holodesk.daemon.dialects.coords import ImageGeometry
 from holodesk.daemon.dialects.spec import DialectSpec
+from holodesk.daemon.dialects.values import key_names_text
 from holodesk.daemon.engines.base import ChatMessage, ContentPart, ImagePart, TextPart
 from holodesk.daemon.policies.base import StepContext
 
@@ -50,24 +51,31 @@ def step_messages(
     images: tuple[ImagePart, ...],
     schema: dict[str, Any] | None,
     render: ActionRenderer,
+    action_list: str = "",
 ) -> tuple[ChatMessage, ...]:
+    """`action_list`: the dialect's action space, a line per form ({action_list})."""
     current = images[-1]
     p = spec.prompts
     system = p.system.format(
-        output_schema=json.dumps(schema) if schema else "",
+        output_schema=json.dumps(schema, separators=(",", ":")) if schema else "",
         coordinate_rule=spec.coordinate_rule(current.width, current.height),
         image_width=current.width,
         image_height=current.height,
+        action_list=action_list,
+        key_names=key_names_text(),
+    )
+    task = TextPart(
+        p.task.format(task=context.task, action_list=action_list, key_names=key_names_text())
     )
     messages: list[ChatMessage] = []
     if system:
         messages.append(ChatMessage("system", (TextPart(system),)))
     if spec.history_layout == "append":
-        messages.extend(_appended(spec, context, images, render))
+        messages.extend(_appended(spec, context, images, render, task))
     elif spec.history_style == "turns":
-        messages.extend(_turns(spec, context, images, render))
+        messages.extend(_turns(spec, context, images, render, task))
     else:
-        messages.append(ChatMessage("user", _single_turn(spec, context, images, render)))
+        messages.append(ChatMessage("user", _single_turn(spec, context, images, render, task)))
     return tuple(messages)
 
 
@@ -80,10 +88,11 @@ def _single_turn(
     context: StepContext,
     images: tuple[ImagePart, ...],
     render: ActionRenderer,
+    task: TextPart,
 ) -> tuple[ContentPart, ...]:
     """Task, earlier steps as lines, the last K screenshots: one user turn."""
     p = spec.prompts
-    parts: list[ContentPart] = [TextPart(p.task.format(task=context.task))]
+    parts: list[ContentPart] = [task]
     shown = _shown(spec, context)
     if shown:
         parts.append(TextPart(p.history_header))
@@ -101,6 +110,7 @@ def _turns(
     context: StepContext,
     images: tuple[ImagePart, ...],
     render: ActionRenderer,
+    task: TextPart,
 ) -> list[ChatMessage]:
     """The task, then earlier steps as the model's own turns, each after its
     screenshot while that is still in the window; the screen now last."""
@@ -109,7 +119,7 @@ def _turns(
     by_step = dict(zip(steps, images, strict=True))
     history = {h.step: h for h in _shown(spec, context)}
     earlier = sorted((set(history) | set(steps[:-1])) - {context.step})
-    turns = [ChatMessage("user", _merge_text([TextPart(p.task.format(task=context.task))]))]
+    turns = [ChatMessage("user", _merge_text([task]))]
     if history and p.history_header:
         turns.append(ChatMessage("user", (TextPart(p.history_header),)))
     for number in earlier:
@@ -130,6 +140,7 @@ def _appended(
     context: StepContext,
     images: tuple[ImagePart, ...],
     render: ActionRenderer,
+    task: TextPart,
 ) -> list[ChatMessage]:
     """The task, then each earlier step in order (its screenshot while shown, then its
     line or turn), the screen now last: nothing before the newest step changes except
@@ -143,7 +154,6 @@ def _appended(
     first = spec.first_history_step(context.step)
     history = {h.step: h for h in context.history if first <= h.step < context.step}
     earlier = sorted((set(history) | set(by_step)) - {context.step})
-    task = TextPart(p.task.format(task=context.task))
     now = [*_observation(spec, context.step, images[-1]), *_closing(spec, context)]
     if spec.history_style == "text":
         parts: list[ContentPart] = [task]

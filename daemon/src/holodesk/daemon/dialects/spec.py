@@ -81,8 +81,19 @@ class FrameRequest(BaseModel):
 
 # Placeholders each template may use; checked when a dialect is built or loaded.
 TEMPLATE_FIELDS: dict[str, frozenset[str]] = {
-    "system": frozenset({"output_schema", "coordinate_rule", "image_width", "image_height"}),
-    "task": frozenset({"task"}),
+    # action_list: the action space's forms, a line each in the dialect's syntax;
+    # key_names: the contract's key vocabulary (both from the dialect's action space).
+    "system": frozenset(
+        {
+            "output_schema",
+            "coordinate_rule",
+            "image_width",
+            "image_height",
+            "action_list",
+            "key_names",
+        }
+    ),
+    "task": frozenset({"task", "action_list", "key_names"}),
     "history_header": frozenset(),
     "history_step": frozenset({"step", "thought", "note", "actions", "results"}),
     "assistant_step": frozenset({"step", "thought", "note", "actions", "results"}),

@@ -58,12 +58,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from holodesk.daemon.actions import ActionKind, is_terminal, points_of
+from holodesk.daemon.dialects.action_space import ActionSpace
 from holodesk.daemon.dialects.base import DialectParseError, LocatedTarget, ParsedStep
 from holodesk.daemon.dialects.coords import CoordinateConvention, ImageGeometry
 from holodesk.daemon.dialects.holo import HOLO_KEY_ALIASES
 from holodesk.daemon.dialects.spec import DialectSpec, FrameRequest, PromptTemplates, ResizeSpec
 from holodesk.daemon.dialects.uitars_actions import (
-    ADVERTISED,
     HANDLERS,
     UITARS_ACTION_ALIASES,
     Context,
@@ -73,6 +73,7 @@ from holodesk.daemon.dialects.uitars_actions import (
     render,
 )
 from holodesk.daemon.dialects.uitars_calls import FORMAT_HINT, Answer, Call, parse_answer
+from holodesk.daemon.dialects.uitars_space import uitars_action_space
 from holodesk.daemon.dialects.values import brief
 from holodesk.daemon.frames import ImageEncoding
 
@@ -125,6 +126,9 @@ class UiTarsParser:
                 return box_target(match.group(0), geometry, "position")
         raise DialectParseError(f"no position in the answer ({error.message})", _LOCATE_HINT)
 
+    def action_space(self, spec: DialectSpec) -> ActionSpace:
+        return uitars_action_space(spec)
+
     def step_schema(self, spec: DialectSpec) -> dict[str, Any] | None:
         return None  # free text: nothing for structured decoding to enforce
 
@@ -165,16 +169,15 @@ def _convert(call: Call, ctx: Context) -> list[ActionKind]:
     handler = HANDLERS.get(canonical)
     if handler is None:
         raise DialectParseError(
-            f"unknown action {brief(call.name)}", "Use one of: " + ", ".join(ADVERTISED) + "."
+            f"unknown action {brief(call.name)}",
+            "Use one of: " + ", ".join(uitars_action_space(ctx.spec).names) + ".",
         )
     return handler(call, ctx)
 
 
-_BOX = "<|box_start|>(x1,y1)<|box_end|>"
-
 # Our wording of UI-TARS's computer-use prompt structure; the action lines are the
 # format itself. Literal braces would be str.format fields, so there are none.
-UITARS_TASK_PROMPT = f"""\
+UITARS_TASK_PROMPT = """\
 You are a GUI agent that operates a computer. You get a task, the history of your \
 actions and screenshots of the screen. Decide the next action that moves the task \
 forward.
@@ -186,16 +189,7 @@ Action: ...
 ```
 
 ## Action Space
-click(start_box='{_BOX}')
-left_double(start_box='{_BOX}')
-right_single(start_box='{_BOX}')
-drag(start_box='{_BOX}', end_box='<|box_start|>(x3,y3)<|box_end|>')
-hotkey(key='')  # lower-case key names separated by spaces, three keys at most
-type(content='')  # escape \\', \\" and \\n inside content; end with \\n to submit
-scroll(start_box='{_BOX}', direction='down or up or right or left')
-wait()  # pause for 5 seconds, then look at the screen again
-finished(content='xxx')  # the task is done; content is the answer, escaped like type
-call_user()  # hand over to the user: the task cannot go on without them
+{action_list}
 
 ## Note
 - Write the Thought in English.
@@ -203,7 +197,7 @@ call_user()  # hand over to the user: the task cannot go on without them
 element in one sentence.
 
 ## User Instruction
-{{task}}
+{task}
 """
 
 UITARS_PROMPTS = PromptTemplates(

@@ -250,11 +250,6 @@ HANDLERS: dict[str, Handler] = {
     "fail": _fail,
 }
 
-ADVERTISED = (
-    "click", "left_double", "right_single", "drag", "hotkey", "type", "scroll", "wait",
-    "finished", "call_user",
-)  # fmt: skip
-
 UITARS_ACTION_ALIASES: dict[str, str] = {
     "left_single": "click",
     "left_click": "click",

@@ -15,15 +15,58 @@ from holodesk.daemon.dialects.base import DialectParseError
 from holodesk.daemon.dialects.coords import ImageGeometry
 from holodesk.daemon.geometry import Box, Point
 
-MODIFIER_KEYS = frozenset({"ctrl", "shift", "alt", "meta"})
-NAMED_KEYS = frozenset(
-    {
-        "enter", "tab", "space", "backspace", "delete", "escape",
-        "up", "down", "left", "right", "home", "end", "pageup", "pagedown",
-        "insert", "capslock", "printscreen", "menu",
-    }
-    | {f"f{i}" for i in range(1, 25)}
+# The contract's key vocabulary (protos/holodesk/v1/action.proto), the daemon's one
+# copy: parsers, schemas, prompts and docs all read it from here. Its definition is
+# holodesk.platform.keys, which the daemon may not import (a GPU host does not install
+# the platform layer); tests/daemon/test_dialect_action_space.py holds the two equal.
+MODIFIER_NAMES: tuple[str, ...] = ("ctrl", "shift", "alt", "meta")
+# Left/right-specific modifiers (keys only: a click or drag holds side-neutral ones).
+SIDED_MODIFIER_NAMES: tuple[str, ...] = tuple(
+    f"{modifier}_{side}" for modifier in MODIFIER_NAMES for side in ("l", "r")
+)
+FUNCTION_KEY_NAMES: tuple[str, ...] = tuple(f"f{i}" for i in range(1, 25))
+EDITING_KEY_NAMES: tuple[str, ...] = (
+    "enter", "tab", "space", "backspace", "delete", "escape",
+    "up", "down", "left", "right", "home", "end", "pageup", "pagedown",
+    "insert", "capslock", "printscreen", "menu",
 )  # fmt: skip
+KEYPAD_KEY_NAMES: tuple[str, ...] = (
+    *(f"kp_{n}" for n in range(10)),
+    "kp_enter", "kp_add", "kp_subtract", "kp_multiply", "kp_divide", "kp_decimal",
+)  # fmt: skip
+MEDIA_KEY_NAMES: tuple[str, ...] = (
+    "volume_mute", "volume_down", "volume_up",
+    "media_play_pause", "media_stop", "media_next", "media_previous",
+)  # fmt: skip
+BROWSER_KEY_NAMES: tuple[str, ...] = (
+    "browser_back", "browser_forward", "browser_refresh", "browser_stop",
+    "browser_search", "browser_favorites", "browser_home",
+)  # fmt: skip
+NAMED_KEY_NAMES: tuple[str, ...] = (
+    *EDITING_KEY_NAMES,
+    *FUNCTION_KEY_NAMES,
+    *KEYPAD_KEY_NAMES,
+    *MEDIA_KEY_NAMES,
+    *BROWSER_KEY_NAMES,
+)
+# Every name a key field may hold (one character aside), modifiers first.
+KEY_VOCABULARY: tuple[str, ...] = (*MODIFIER_NAMES, *SIDED_MODIFIER_NAMES, *NAMED_KEY_NAMES)
+MODIFIER_KEYS = frozenset((*MODIFIER_NAMES, *SIDED_MODIFIER_NAMES))
+NAMED_KEYS = frozenset(NAMED_KEY_NAMES)
+
+
+def key_names_text() -> str:
+    """The vocabulary in words, for prompts, hints and docs (numbered runs collapsed)."""
+    groups = [
+        ", ".join(MODIFIER_NAMES),
+        "ctrl_l/ctrl_r (and shift, alt, meta: a side)",
+        ", ".join(EDITING_KEY_NAMES),
+        "f1-f24",
+        "kp_0-kp_9, " + ", ".join(KEYPAD_KEY_NAMES[10:]),
+        ", ".join(MEDIA_KEY_NAMES),
+        ", ".join(BROWSER_KEY_NAMES),
+    ]
+    return ", ".join(groups) + ", or the one character a key types"
 
 
 def brief(value: Any) -> str:
@@ -168,10 +211,7 @@ def key_name(raw: Any, aliases: Mapping[str, str]) -> str:
     raise DialectParseError(f"unknown key {brief(raw)}", _KEY_HINT)
 
 
-_KEY_HINT = (
-    "Name keys with ctrl, shift, alt, meta, enter, tab, space, backspace, delete, escape, "
-    "arrows (up/down/left/right), home, end, pageup, pagedown, f1-f24, or one character."
-)
+_KEY_HINT = f"Name keys with {key_names_text()}."
 
 
 def key_list(raw: Any, aliases: Mapping[str, str]) -> tuple[str, ...]:

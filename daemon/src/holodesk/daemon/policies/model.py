@@ -145,7 +145,12 @@ class ModelPolicy:
         for attempt in range(attempts):
             request_id = f"{context.session_id}/{context.step}/{attempt}"
             request = self._request(
-                request_id, messages, self.dialect.step_schema(), sampling, context.step, attempt
+                request_id,
+                messages,
+                self.dialect.step_schema(geometry),
+                sampling,
+                context.step,
+                attempt,
             )
             started = time.perf_counter()
             try:
@@ -204,7 +209,7 @@ class ModelPolicy:
                 request_id=request_id,
                 messages=messages,
                 sampling=self.dialect.sampling(),
-                json_schema=self.dialect.location_schema(),
+                json_schema=self.dialect.location_schema(geometry),
             )
             text = (await self._generate(request_id, request)).text
             try:
