@@ -30,7 +30,7 @@ from holodesk.daemon.dialects.hdesktop import UNSUPPORTED, HDesktopDialect
 from holodesk.daemon.dialects.hdesktop_plan import Goal, split_plan, with_plan
 from holodesk.daemon.dialects.hdesktop_schema import TOOL_NAMES, key_names
 from holodesk.daemon.dialects.hdesktop_tools import HANDLERS
-from holodesk.daemon.dialects.values import key_name
+from holodesk.daemon.dialects.values import MODIFIER_KEYS, key_name
 from holodesk.daemon.geometry import Point, Size
 
 H = get_dialect("hdesktop")
@@ -87,8 +87,8 @@ CASES: list[tuple[str, dict[str, Any], tuple[ActionKind, ...]]] = [
      (KeyChord(("ctrl", "a")), KeyChord(("delete",)))),
     ("write nothing at all", {"tool_name": "write_desktop", "content": ""}, ()),
     ("key down", {"tool_name": "key_down_desktop", "key": "shift"}, (KeyDown("shift"),)),
-    ("key up, pyautogui name", {"tool_name": "key_up_desktop", "key": "shiftleft"},
-     (KeyUp("shift"),)),
+    ("key up, pyautogui name", {"tool_name": "key_up_desktop", "key": "esc"},
+     (KeyUp("escape"),)),
     ("hotkey", {"tool_name": "hotkey_desktop", "keys": ["ctrl", "c"]}, (KeyChord(("ctrl", "c")),)),
     ("hotkey repeated", {"tool_name": "hotkey_desktop", "keys": ["down"], "repeat_count": 3},
      (KeyChord(("down",)),) * 3),
@@ -176,6 +176,11 @@ def test_unusable_answers_are_parse_errors_with_a_hint(name: str, text: str, mes
     assert caught.value.hint
     # Structured decoding would not have let the model write it.
     assert not VALIDATOR.is_valid(json.loads(text))
+
+
+def test_pyautogui_sided_modifiers_keep_their_side_where_the_vocabulary_has_one() -> None:
+    step = H.parse_step(answer({"tool_name": "key_down_desktop", "key": "shiftleft"}), GEO)
+    assert step.actions[0] == KeyDown("shift_l" if "shift_l" in MODIFIER_KEYS else "shift")
 
 
 def test_every_key_the_schema_allows_parses() -> None:

@@ -65,7 +65,7 @@ from holodesk.daemon.dialects.holo import HOLO_KEY_ALIASES
 from holodesk.daemon.dialects.holotron import HOLOTRON
 from holodesk.daemon.dialects.jsontext import extract_object
 from holodesk.daemon.dialects.spec import DialectSpec, PromptTemplates
-from holodesk.daemon.dialects.values import model_point, text
+from holodesk.daemon.dialects.values import MODIFIER_KEYS, model_point, text
 from holodesk.daemon.engines.base import ChatMessage, ImagePart
 from holodesk.daemon.policies.base import StepContext
 
@@ -224,19 +224,26 @@ HDESKTOP_COORDINATE_RULES: dict[CoordinateConvention, str] = {
     ),
 }
 
+
+def _sided(modifier: str, side: str) -> str:
+    """The left/right-specific key where the vocabulary has one, else the plain one."""
+    name = f"{modifier}_{side}"
+    return name if name in MODIFIER_KEYS else modifier
+
+
 # pyautogui's key names, which the harness executes with.
 HDESKTOP_KEY_ALIASES: dict[str, str] = {
     **HOLO_KEY_ALIASES,
-    "shiftleft": "shift",
-    "shiftright": "shift",
-    "ctrlleft": "ctrl",
-    "ctrlright": "ctrl",
-    "altleft": "alt",
-    "altright": "alt",
-    "optionleft": "alt",
-    "optionright": "alt",
-    "winleft": "meta",
-    "winright": "meta",
+    "shiftleft": _sided("shift", "l"),
+    "shiftright": _sided("shift", "r"),
+    "ctrlleft": _sided("ctrl", "l"),
+    "ctrlright": _sided("ctrl", "r"),
+    "altleft": _sided("alt", "l"),
+    "altright": _sided("alt", "r"),
+    "optionleft": _sided("alt", "l"),
+    "optionright": _sided("alt", "r"),
+    "winleft": _sided("meta", "l"),
+    "winright": _sided("meta", "r"),
     "prtsc": "printscreen",
     "prtscr": "printscreen",
     "prntscrn": "printscreen",
