@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,17 +15,22 @@ pytestmark = [pytest.mark.x11, pytest.mark.e2e]
 
 
 def test_demo_fills_the_form_through_the_whole_stack() -> None:
-    # No --display: the demo starts its own Xvfb, form app and daemon (OCR policy).
+    # No --display: the demo starts its own Xvfb, form app and daemon (OCR policy),
+    # from a terminal with no X display of its own.
+    env = {key: value for key, value in os.environ.items() if key != "DISPLAY"}
     result = subprocess.run(
         [sys.executable, "-m", "holodesk.client", "demo"],
         capture_output=True,
         text=True,
         timeout=180,
         check=False,
+        env=env,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "name='héllo wörld ñ € 日本', submitted='héllo wörld ñ € 日本'" in result.stdout
     assert "succeeded" in result.stderr
+    # The emergency stop listens on the demo's own desktop.
+    assert "no emergency-stop hotkey" not in result.stderr, result.stderr
 
 
 def test_a_form_app_that_does_not_start_in_time_is_stopped_not_left_running(

@@ -10,9 +10,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib.util
+import os
 import sys
 import tempfile
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from holodesk.client.cli import Command
@@ -54,6 +56,9 @@ def run(args: argparse.Namespace) -> int:
             app = stack.enter_context(FormAppProcess(display, workdir / "form-state.json"))
             backend = open_backend("x11", display=display)
             stack.callback(backend.close)
+            # The emergency-stop hotkey listens on $DISPLAY (pynput reads it): the
+            # demo's desktop, not whatever terminal started it.
+            stack.enter_context(_display_env(display))
         except PlatformError as error:
             print(f"holodesk demo: {error}", file=sys.stderr)
             return ExitCode.BACKEND_UNAVAILABLE
@@ -82,3 +87,16 @@ COMMAND = Command(
     configure=configure,
     run=run,
 )
+
+
+@contextmanager
+def _display_env(display: str) -> Iterator[None]:
+    before = os.environ.get("DISPLAY")
+    os.environ["DISPLAY"] = display
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("DISPLAY", None)
+        else:
+            os.environ["DISPLAY"] = before
