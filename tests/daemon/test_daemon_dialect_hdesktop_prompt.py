@@ -191,7 +191,7 @@ def test_the_system_prompt_holds_the_schema_and_the_coordinate_rule() -> None:
     run = Run()
     run.step(answer(click(1, 1)))
     system = run.prompts[0][0].text
-    assert json.dumps(H.step_schema()) in system
+    assert json.dumps(H.step_schema(), separators=(",", ":")) in system
     assert "integers in [0, 1000]" in system
 
 

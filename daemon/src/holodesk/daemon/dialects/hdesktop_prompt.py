@@ -49,7 +49,8 @@ def step_messages(
     p = spec.prompts
     current = images[-1]
     system = p.system.format(
-        output_schema=json.dumps(schema) if schema else "",
+        # Compact: the schema is in every prompt, and spaces are tokens.
+        output_schema=json.dumps(schema, separators=(",", ":")) if schema else "",
         coordinate_rule=spec.coordinate_rule(current.width, current.height),
         image_width=current.width,
         image_height=current.height,
