@@ -25,8 +25,22 @@ def test_text_shown_below_or_beside_the_label_passes() -> None:
     assert check.shown
     assert check.seen == "hello eco"
     # An OCR slip still passes; another text does not.
-    assert check_typing("hello eco", [word("helo", 60, 150, 1), word("eco", 100, 150, 1)], LABEL)
+    assert check_typing(
+        "hello eco", [word("helo", 60, 150, 1), word("eco", 100, 150, 1)], LABEL
+    ).shown
     assert not check_typing("hello eco", [word("goodbye", 60, 150, 1)], LABEL).shown
+
+
+def test_text_typed_after_what_the_field_held_passes() -> None:
+    held = [word("Dear", 60, 150, 1), word("team,hello", 100, 150, 1), word("eco", 190, 150, 1)]
+    check = check_typing("hello eco", held, LABEL)
+    assert check.shown
+    assert check.seen == "Dear team,hello eco"
+
+
+def test_a_short_text_must_be_all_its_line_shows() -> None:
+    assert check_typing("42", [word("42", 60, 150, 1)], LABEL).shown
+    assert not check_typing("a", [word("Cancel", 60, 150, 1)], LABEL).shown
 
 
 def test_text_above_the_label_or_nowhere_fails() -> None:

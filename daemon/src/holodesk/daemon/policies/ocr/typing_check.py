@@ -13,15 +13,18 @@ Password fields show bullets, not the text: the check cannot pass there.
 
 from __future__ import annotations
 
+import difflib
 import unicodedata
 from dataclasses import dataclass
 
-from holodesk.daemon.policies.ocr.matching import find_text, normalize
-from holodesk.daemon.policies.ocr.reader import TextBox
+from holodesk.daemon.policies.ocr.matching import normalize
+from holodesk.daemon.policies.ocr.reader import TextBox, lines_of
 
 # Looser than finding a label: a field's text is small, in an inset box, and typed
 # text has no dictionary to help Tesseract; one misread letter in five still passes.
 CHECK_THRESHOLD = 0.7
+# Texts shorter than this (spaces aside) must be a whole line, not a stretch of one.
+_SHORT = 4
 Box = tuple[int, int, int, int]  # left, top, right, bottom, pixels
 
 
@@ -62,10 +65,34 @@ def check_typing(text: str, words: list[TextBox], label: Box | None) -> TypingCh
     if not expected:
         return TypingCheck("")
     nearby = words if label is None else [w for w in words if _near(w, label)]
-    match = find_text(expected, nearby, CHECK_THRESHOLD)
-    if match is None:
+    best: tuple[float, str] = (0.0, "")
+    for line in lines_of(nearby):
+        text_of_line = " ".join(w.text for w in line)
+        best = max(best, (_contained(expected, normalize(text_of_line)), text_of_line))
+    score, seen = best
+    if score < CHECK_THRESHOLD:
         return TypingCheck(expected)
-    return TypingCheck(expected, match.text, match.score)
+    return TypingCheck(expected, seen, score)
+
+
+def _contained(expected: str, line: str) -> float:
+    """How well `expected` matches its best stretch of `line` (0-1), spaces ignored.
+
+    A stretch, not the whole line: a field that held text already shows it before
+    the typed text, and OCR may join the field's text with a neighbour's.
+    """
+    target, haystack = expected.replace(" ", ""), line.replace(" ", "")
+    if not target or not haystack:
+        return 0.0
+    size = len(target)
+    if size < _SHORT:
+        # A letter or two is inside most lines: a short text must be its field's all.
+        return difflib.SequenceMatcher(None, target, haystack, autojunk=False).ratio()
+    starts = range(max(1, len(haystack) - size + 1))
+    return max(
+        difflib.SequenceMatcher(None, target, haystack[i : i + size], autojunk=False).ratio()
+        for i in starts
+    )
 
 
 def _near(word: TextBox, label: Box) -> bool:
