@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 import mss
@@ -13,6 +15,8 @@ from PIL import Image
 from holodesk.platform.base import Grab, Region, RowBands
 from holodesk.platform.errors import CaptureError
 
+log = logging.getLogger(__name__)
+
 # Separate changes (a caret at the top, a tooltip at the bottom) are compared and
 # converted band by band, not as one span from the first to the last; past this many
 # bands the nearest are joined.
@@ -21,10 +25,16 @@ MAX_BANDS = 8
 
 class MssGrabber:
     """Opened on first use (after the backend's own set-up, e.g. DPI awareness), and
-    locked, because an mss object must not be used from two threads at once."""
+    locked, because an mss object must not be used from two threads at once.
 
-    def __init__(self, **mss_options: Any) -> None:
+    `fallback`: mss options to try once, for good, when the first capture with
+    `mss_options` fails (on X11, mss's XCB capture refuses some servers' visuals,
+    TigerVNC's Xvnc among them: "drawable's visual not found"; its Xlib one reads
+    them)."""
+
+    def __init__(self, fallback: Mapping[str, Any] | None = None, **mss_options: Any) -> None:
         self._options = mss_options
+        self._fallback = dict(fallback) if fallback else None
         self._grabber: Any = None
         self._lock = threading.Lock()
 
@@ -70,17 +80,36 @@ class MssGrabber:
         area = {"left": left, "top": top, "width": width, "height": height}
         with self._lock:
             try:
-                if self._grabber is None:
-                    self._grabber = mss.MSS(**self._options)
-                return self._grabber.grab(area)
+                return self._open().grab(area)
             except ScreenShotError as error:
-                raise CaptureError(f"capturing {what} failed: {error}") from error
+                if self._fallback is None:
+                    raise CaptureError(f"capturing {what} failed: {error}") from error
+                first = error
+            fallback, self._fallback = self._fallback, None
+            self._close_grabber()
+            self._options = {**self._options, **fallback}
+            try:
+                shot = self._open().grab(area)
+            except ScreenShotError as error:
+                raise CaptureError(
+                    f"capturing {what} failed: {first}; and with mss options {fallback}: {error}"
+                ) from error
+            log.info("capturing with mss options %s: the default failed (%s)", fallback, first)
+            return shot
+
+    def _open(self) -> Any:
+        if self._grabber is None:
+            self._grabber = mss.MSS(**self._options)
+        return self._grabber
+
+    def _close_grabber(self) -> None:
+        if self._grabber is not None:
+            self._grabber.close()
+            self._grabber = None
 
     def close(self) -> None:
         with self._lock:
-            if self._grabber is not None:
-                self._grabber.close()
-                self._grabber = None
+            self._close_grabber()
 
 
 def row_bands(changed: np.ndarray, max_bands: int = MAX_BANDS) -> RowBands:

@@ -56,7 +56,8 @@ class X11Screen(ScreenSource):
         self._display_name = display_name
         self._root = display.screen().root
         self._lock = threading.Lock()
-        self._grabber = MssGrabber(display=display_name)
+        # mss's XCB capture refuses some servers' visuals (TigerVNC's Xvnc); Xlib's reads them.
+        self._grabber = MssGrabber(display=display_name, fallback={"backend": "xlib"})
         self._layout: _Layout | None = None
         # Asked before the first read, so no change can fall between the two.
         self._watching = self._watch_layout()

@@ -1,0 +1,37 @@
+"""The x11 backend on TigerVNC's Xvnc (a VNC desktop a client runs on directly).
+
+mss's XCB capture refuses Xvnc's visual ("drawable's visual not found in screen's
+supported visuals"); the x11 backend falls back to mss's Xlib capture, for good, so
+a client on an Xvnc desktop sees it as on any X server.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from holodesk.platform.select import open_backend
+from tests.platform.vnc.servers import VncServer
+
+pytestmark = [
+    pytest.mark.vnc,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X11 is Linux-only here"),
+]
+
+ROOT_COLOUR = (0x2A, 0x6F, 0x97)
+
+
+def test_the_x11_backend_captures_an_xvnc_desktop(xvnc_server: VncServer) -> None:
+    subprocess.run(["xsetroot", "-display", xvnc_server.display, "-solid", "#2a6f97"], check=True)
+    backend = open_backend("x11", display=xvnc_server.display)
+    try:
+        display = backend.screen.displays()[0]
+        image = backend.screen.grab(display.bounds)
+        again = backend.screen.grab_since(display.bounds)
+    finally:
+        backend.close()
+    assert image.size == (display.bounds.width, display.bounds.height) == (1280, 800)
+    assert image.getpixel((5, 5)) == ROOT_COLOUR
+    assert again.image.size == image.size
