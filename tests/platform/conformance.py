@@ -45,6 +45,7 @@ import pytest
 
 from holodesk.platform.base import Backend, MouseButton, Region
 from holodesk.platform.errors import InputError
+from holodesk.platform.keys import BROWSER_KEYS, MEDIA_KEYS
 from tests.support.probe import (
     BUTTON1_MASK,
     CONTROL_MASK,
@@ -173,7 +174,14 @@ _X_KEYS = {"Control_L": "ctrl", "Control_R": "ctrl_r", "Shift_L": "shift", "Shif
            "Return": "enter", "KP_Enter": "kp_enter", "KP_Add": "kp_add",
            "KP_Subtract": "kp_subtract", "KP_Multiply": "kp_multiply",
            "KP_Divide": "kp_divide", "KP_Decimal": "kp_decimal",
-           **{f"KP_{n}": f"kp_{n}" for n in range(10)}}  # fmt: skip
+           **{f"KP_{n}": f"kp_{n}" for n in range(10)},
+           "XF86AudioMute": "volume_mute", "XF86AudioLowerVolume": "volume_down",
+           "XF86AudioRaiseVolume": "volume_up", "XF86AudioPlay": "media_play_pause",
+           "XF86AudioStop": "media_stop", "XF86AudioNext": "media_next",
+           "XF86AudioPrev": "media_previous", "XF86Back": "browser_back",
+           "XF86Forward": "browser_forward", "XF86Refresh": "browser_refresh",
+           "XF86Stop": "browser_stop", "XF86Search": "browser_search",
+           "XF86Favorites": "browser_favorites", "XF86HomePage": "browser_home"}  # fmt: skip
 _TK_FIELDS: dict[str, str] = {"line": "entry", "lines": "area"}
 
 
@@ -463,6 +471,16 @@ def check_keypad_keys(target: Target) -> None:
     assert all(not k.modifiers for k in target.of(Key))
 
 
+def check_keys_arrive(target: Target, keys: Sequence[str]) -> None:
+    # Each arrives as itself; what it then does is the desktop's business (none here).
+    target.focus("line")
+    for key in keys:
+        target.backend.input.key_chord([key])
+    target.wait(lambda: ("up", keys[-1]) in _keys(target), f"{keys[-1]} to be released")
+    assert _keys(target) == [(kind, key) for key in keys for kind in ("down", "up")]
+    assert target.text("line") == ""  # they type nothing
+
+
 def check_sided_modifiers(target: Target) -> None:
     # A right-side modifier is its own key, and holds its modifier like the left one.
     target.focus("line")
@@ -565,6 +583,8 @@ CASES: tuple[Case, ...] = (
     Case("format-characters", check_types, ("line", FORMAT_TEXT, FORMAT_TEXT)),
     Case("keypad-keys", check_keypad_keys),
     Case("sided-modifiers", check_sided_modifiers),
+    Case("media-keys", check_keys_arrive, (MEDIA_KEYS,)),
+    Case("browser-keys", check_keys_arrive, (BROWSER_KEYS,)),
     Case("shell-hostile-text", check_types, ("line", SHELL_HOSTILE, SHELL_HOSTILE)),
     Case("multiline-text", check_multiline_presses_enter),
     Case("lines-join-in-a-one-line-field", check_lines_join_in_a_one_line_field),
@@ -573,19 +593,26 @@ CASES: tuple[Case, ...] = (
 )
 
 
-def conformance_test(refused: Mapping[str, str] | None = None) -> Callable[..., None]:
+def conformance_test(
+    refused: Mapping[str, str] | None = None, checked_elsewhere: Mapping[str, str] | None = None
+) -> Callable[..., None]:
     """A test function over CASES for the calling module's `target` fixture.
 
     `refused`: case id -> a pattern of the InputError the backend must raise
     instead of doing it (a limit of its target, said out loud).
+    `checked_elsewhere`: case id -> why the target acts on it and which test
+    checks that instead (browser keys navigate a web target's tab).
     """
     refusals = dict(refused or {})
-    unknown = set(refusals) - {case.id for case in CASES}
+    elsewhere = dict(checked_elsewhere or {})
+    unknown = (set(refusals) | set(elsewhere)) - {case.id for case in CASES}
     if unknown:
         raise ValueError(f"no conformance cases named {sorted(unknown)}")
 
     @pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
     def test_conformance(case: Case, target: Target) -> None:
+        if case.id in elsewhere:
+            pytest.skip(elsewhere[case.id])
         pattern = refusals.get(case.id)
         if pattern is None:
             case.run(target)

@@ -42,6 +42,13 @@ _DOM_CODES = {
     **{f"Numpad{n}": f"kp_{n}" for n in range(10)},
     "NumpadEnter": "kp_enter", "NumpadAdd": "kp_add", "NumpadSubtract": "kp_subtract",
     "NumpadMultiply": "kp_multiply", "NumpadDivide": "kp_divide", "NumpadDecimal": "kp_decimal",
+    "AudioVolumeMute": "volume_mute", "AudioVolumeDown": "volume_down",
+    "AudioVolumeUp": "volume_up", "MediaPlayPause": "media_play_pause", "MediaStop": "media_stop",
+    "MediaTrackNext": "media_next", "MediaTrackPrevious": "media_previous",
+    "BrowserBack": "browser_back", "BrowserForward": "browser_forward",
+    "BrowserRefresh": "browser_refresh", "BrowserStop": "browser_stop",
+    "BrowserSearch": "browser_search", "BrowserFavorites": "browser_favorites",
+    "BrowserHome": "browser_home",
 }  # fmt: skip
 _FIELDS: dict[str, str] = {"line": "field", "lines": "area"}
 # The back and forward buttons move the tab through its history on release unless

@@ -29,7 +29,11 @@ def target(open_page: Callable[..., WebBackend]) -> WebTarget:
     return WebTarget(open_page())
 
 
-test_conformance = conformance_test()
+test_conformance = conformance_test(
+    checked_elsewhere={
+        "browser-keys": "browser keys navigate the tab: test_web_key_vocabulary.py checks that"
+    }
+)
 
 
 def focus_field(web: WebBackend, element: str = "field") -> None:

@@ -155,6 +155,7 @@ class WebInput(InputDriver):
                 "windowsVirtualKeyCode": definition.key_code,
                 "nativeVirtualKeyCode": definition.key_code,
                 "location": definition.location,
+                "isKeypad": definition.keypad,
                 "modifiers": self._modifiers,
                 "autoRepeat": repeat,
             }

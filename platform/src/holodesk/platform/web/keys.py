@@ -15,8 +15,9 @@ from holodesk.platform.keys import FUNCTION_KEYS, side_neutral
 
 # Input.dispatchKeyEvent / dispatchMouseEvent `modifiers` bits.
 MODIFIER_BITS: dict[str, int] = {"alt": 1, "ctrl": 2, "meta": 4, "shift": 8}
-# KeyboardEvent.location
-LOCATION_STANDARD, LOCATION_LEFT, LOCATION_RIGHT, LOCATION_NUMPAD = 0, 1, 2, 3
+# Input.dispatchKeyEvent `location` (KeyboardEvent.location); the keypad's location
+# (3) comes from `isKeypad` instead, which DevTools takes for it.
+LOCATION_STANDARD, LOCATION_LEFT, LOCATION_RIGHT = 0, 1, 2
 
 
 def modifier_bit(key: str) -> int:
@@ -35,6 +36,7 @@ class KeyDefinition:
     # The text the key types (empty for keys that type none, such as Tab or F1).
     text: str = ""
     location: int = LOCATION_STANDARD
+    keypad: bool = False
 
 
 def _named() -> dict[str, KeyDefinition]:
@@ -62,7 +64,7 @@ def _named() -> dict[str, KeyDefinition]:
         "capslock": KeyDefinition("CapsLock", "CapsLock", 20),
         "printscreen": KeyDefinition("PrintScreen", "PrintScreen", 44),
         "menu": KeyDefinition("ContextMenu", "ContextMenu", 93),
-        "kp_enter": KeyDefinition("Enter", "NumpadEnter", 13, "\r", LOCATION_NUMPAD),
+        "kp_enter": KeyDefinition("Enter", "NumpadEnter", 13, "\r", keypad=True),
         # Media and browser keys: `key` and `code` as the UI Events specs name them,
         # keyCode as Windows' VK_VOLUME_MUTE .. VK_MEDIA_PLAY_PAUSE, VK_BROWSER_*.
         "volume_mute": KeyDefinition("AudioVolumeMute", "AudioVolumeMute", 173),
@@ -93,7 +95,7 @@ def _named() -> dict[str, KeyDefinition]:
         table[name] = KeyDefinition(f"F{number}", f"F{number}", 111 + number)
     for digit in range(10):
         table[f"kp_{digit}"] = KeyDefinition(
-            str(digit), f"Numpad{digit}", 96 + digit, str(digit), LOCATION_NUMPAD
+            str(digit), f"Numpad{digit}", 96 + digit, str(digit), keypad=True
         )
     for name, char, code, key_code in (
         ("kp_multiply", "*", "NumpadMultiply", 106),
@@ -102,7 +104,7 @@ def _named() -> dict[str, KeyDefinition]:
         ("kp_decimal", ".", "NumpadDecimal", 110),
         ("kp_divide", "/", "NumpadDivide", 111),
     ):
-        table[name] = KeyDefinition(char, code, key_code, char, LOCATION_NUMPAD)
+        table[name] = KeyDefinition(char, code, key_code, char, keypad=True)
     return table
 
 
