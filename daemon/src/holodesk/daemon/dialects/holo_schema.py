@@ -100,7 +100,7 @@ def _variant(
         properties[f.name] = _value(f, convention)
         if f.required:
             required.append(f.name)
-    point = form.get("point")
+    point = next((f for f in form.fields if f.kind == "point"), None)
     at = with_point and point is not None and not point.required
     return {
         "title": form.name + (" at a point" if at else ""),

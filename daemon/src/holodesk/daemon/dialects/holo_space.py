@@ -52,7 +52,7 @@ _Q = Point(700, 450)
 
 def _point(required: bool = True, what: str = "the target") -> ActionField:
     return ActionField(
-        "point",
+        "x, y",
         "point",
         f"{what}, as x and y",
         required=required,

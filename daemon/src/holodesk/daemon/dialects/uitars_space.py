@@ -97,7 +97,7 @@ def _clicks() -> tuple[ActionForm, ...]:
                 name,
                 summary[0].upper() + summary[1:] + ".",
                 (_at(),),
-                (Example({"start_box": Box(_P)}, (click,)),),
+                (Example({"start_box": Box(_P)}, (click,), f"I {summary} the Save button."),),
             )
         )
     return tuple(forms)
