@@ -138,7 +138,7 @@ class DaemonMetrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         # Counters' `_created` series only double the scrape (Prometheus ignores
         # them): off, process-wide, before any instrument is made.
-        disable_created_metrics()
+        disable_created_metrics()  # type: ignore[no-untyped-call]  # unannotated upstream
         self.registry = registry if registry is not None else CollectorRegistry()
         r = self.registry
         # process_* (CPU seconds, resident memory, open files, start time): what an
