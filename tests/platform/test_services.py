@@ -148,6 +148,39 @@ def test_systemd_manager_failure_names_the_fix(tmp_path: Path) -> None:
     assert "enable-linger" in str(caught.value)
 
 
+def _files_under(root: Path) -> set[Path]:
+    return set(root.rglob("*"))
+
+
+def test_a_failed_systemd_install_leaves_nothing_behind(tmp_path: Path) -> None:
+    """No user manager (a server, a container): the unit and the directories the
+    install made are gone again, so `status` does not say "installed"."""
+    failing = CommandResult(1, stderr="Failed to enable unit: Unit file not found")
+    runner = FakeRunner({("systemctl", "--user", "enable"): failing})
+    manager = SystemdUserManager(config_home=tmp_path / "config", runner=runner)
+    with pytest.raises(ServiceError, match="Failed to enable unit"):
+        manager.install(spec("tray"))
+    assert _files_under(tmp_path) == set()
+    assert not manager.status("holodesk-client").installed
+    assert runner.calls[-2:] == [
+        ("systemctl", "--user", "disable", "--now", "holodesk-client.service"),
+        ("systemctl", "--user", "daemon-reload"),
+    ]
+
+
+def test_a_failed_systemd_reinstall_puts_the_old_unit_back(tmp_path: Path) -> None:
+    manager = SystemdUserManager(config_home=tmp_path, runner=FakeRunner())
+    path = manager.install(spec("tray"))
+    failing = CommandResult(1, stderr="Failed to connect to bus")
+    runner = FakeRunner({("systemctl",): failing})
+    again = SystemdUserManager(config_home=tmp_path, runner=runner)
+    with pytest.raises(ServiceError):
+        again.install(spec("tray", "--server", "gpu:50051"))
+    assert path.read_text() == render_user_unit(spec("tray"))
+    # The old unit stays enabled: nothing is disabled, only reloaded.
+    assert all("disable" not in call for call in runner.calls)
+
+
 def test_a_missing_tool_is_a_service_error_not_a_traceback() -> None:
     with pytest.raises(ServiceError, match="not found on PATH"):
         run_command(("holodesk-no-such-tool-xyz", "--version"))
@@ -179,6 +212,15 @@ def test_launchd_manager_bootstraps_into_the_users_gui_domain(tmp_path: Path) ->
     assert (status.running, status.pid, status.detail) == (True, 777, "running")
     manager.uninstall("holodesk-client")
     assert not path.exists()
+
+
+def test_a_failed_launchd_install_leaves_no_plist(tmp_path: Path) -> None:
+    failing = CommandResult(5, stderr="Bootstrap failed: 5: Input/output error")
+    runner = FakeRunner({("launchctl", "bootstrap"): failing})
+    manager = LaunchdManager(home=tmp_path, uid=501, runner=runner)
+    with pytest.raises(ServiceError, match="Bootstrap failed"):
+        manager.install(spec("tray"))
+    assert _files_under(tmp_path) == set()  # no plist, no agents or logs folder
 
 
 # Windows --------------------------------------------------------------------------
@@ -218,6 +260,16 @@ def test_schtasks_manager_creates_runs_queries_and_deletes(tmp_path: Path) -> No
     manager.uninstall("holodesk-client")
     assert runner.calls[-1] == ("schtasks", "/Delete", "/TN", "holodesk-client", "/F")
     assert not path.exists()
+
+
+def test_a_failed_schtasks_install_deletes_the_task_and_its_xml(tmp_path: Path) -> None:
+    failing = CommandResult(1, stderr="ERROR: Access is denied.")
+    runner = FakeRunner({("schtasks", "/Run"): failing})
+    manager = SchtasksManager(state_dir=tmp_path / "state", user_id="u", runner=runner)
+    with pytest.raises(ServiceError, match="Access is denied"):
+        manager.install(spec("tray"))
+    assert _files_under(tmp_path) == set()
+    assert runner.calls[-1] == ("schtasks", "/Delete", "/TN", "holodesk-client", "/F")
 
 
 def test_schtasks_status_of_an_unknown_task() -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import plistlib
 import re
 from pathlib import Path
 
+from holodesk.platform.services.rollback import installing
 from holodesk.platform.services.runner import (
     CommandRunner,
     ServiceError,
@@ -65,13 +67,22 @@ class LaunchdManager:
 
     def install(self, spec: ServiceSpec) -> Path:
         path = self.plist_path(spec.name)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        made_logs = [d for d in reversed(self._log_dir.parents) if not d.exists()]
+        made_logs += [] if self._log_dir.exists() else [self._log_dir]
         self._log_dir.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(render_plist(spec, self._log_dir))
-        # Replacing a loaded agent: bootout first (fails harmlessly when not loaded).
-        self._run(("launchctl", "bootout", f"{self._domain}/{spec.launchd_label}"))
-        argv = ("launchctl", "bootstrap", self._domain, str(path))
-        check(self._run(argv), argv, _FIX)
+        bootstrap = ("launchctl", "bootstrap", self._domain, str(path))
+
+        def undo(replaced: bool) -> None:
+            for directory in reversed(made_logs):
+                with contextlib.suppress(OSError):
+                    directory.rmdir()
+            if replaced:  # the agent this one replaced was booted out: load it again
+                self._run(bootstrap)
+
+        with installing(path, render_plist(spec, self._log_dir), undo):
+            # Replacing a loaded agent: bootout first (fails harmlessly when not loaded).
+            self._run(("launchctl", "bootout", f"{self._domain}/{spec.launchd_label}"))
+            check(self._run(bootstrap), bootstrap, _FIX)
         return path
 
     def uninstall(self, name: str) -> None:

@@ -15,6 +15,7 @@ import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from holodesk.platform.services.rollback import installing
 from holodesk.platform.services.runner import (
     CommandRunner,
     ServiceError,
@@ -102,14 +103,19 @@ class SchtasksManager:
 
     def install(self, spec: ServiceSpec) -> Path:
         path = self.task_file(spec.name)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        create = ("schtasks", "/Create", "/TN", spec.name, "/XML", str(path), "/F")
+
+        def undo(replaced: bool) -> None:
+            # The task as it was: the old definition again, or none.
+            self._run(create if replaced else ("schtasks", "/Delete", "/TN", spec.name, "/F"))
+
         # schtasks reads the XML in the encoding it declares; UTF-16 (with a BOM) is
         # what it writes itself.
-        path.write_text(render_task_xml(spec, self._user_id), encoding="utf-16")
-        create = ("schtasks", "/Create", "/TN", spec.name, "/XML", str(path), "/F")
-        check(self._run(create), create, _FIX)
-        start = ("schtasks", "/Run", "/TN", spec.name)
-        check(self._run(start), start, _FIX)
+        xml = render_task_xml(spec, self._user_id).encode("utf-16")
+        with installing(path, xml, undo):
+            check(self._run(create), create, _FIX)
+            start = ("schtasks", "/Run", "/TN", spec.name)
+            check(self._run(start), start, _FIX)
         return path
 
     def uninstall(self, name: str) -> None:

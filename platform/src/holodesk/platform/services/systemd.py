@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from holodesk.platform.services.rollback import installing
 from holodesk.platform.services.runner import (
     CommandRunner,
     ServiceError,
@@ -75,10 +76,16 @@ class SystemdUserManager:
 
     def install(self, spec: ServiceSpec) -> Path:
         path = self.unit_path(spec.name)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(render_user_unit(spec), encoding="utf-8")
-        self._systemctl("daemon-reload")
-        self._systemctl("enable", "--now", f"{spec.name}.service")
+        unit = f"{spec.name}.service"
+
+        def undo(replaced: bool) -> None:
+            if not replaced:
+                self._run((*_SYSTEMCTL, "disable", "--now", unit))
+            self._run((*_SYSTEMCTL, "daemon-reload"))
+
+        with installing(path, render_user_unit(spec).encode("utf-8"), undo):
+            self._systemctl("daemon-reload")
+            self._systemctl("enable", "--now", unit)
         return path
 
     def uninstall(self, name: str) -> None:
