@@ -256,3 +256,21 @@ def test_the_daemon_knows_the_platforms_key_vocabulary() -> None:
     # The daemon may not import the platform layer; its one copy must agree with it.
     assert MODIFIER_NAMES == platform_keys.MODIFIERS
     assert KEY_VOCABULARY == platform_keys.VOCABULARY
+
+
+@pytest.mark.parametrize("name", WITH_SCHEMA)
+def test_structured_decoding_accepts_every_example(name: str) -> None:
+    """vLLM's default guided-decoding backend compiles the schema and lets every worked
+    example through (and nothing outside the key vocabulary)."""
+    xgrammar = pytest.importorskip("xgrammar")
+    accepts = getattr(getattr(xgrammar, "testing", None), "_is_grammar_accept_string", None)
+    if accepts is None:
+        pytest.skip("this xgrammar has no testing._is_grammar_accept_string")
+    dialect = get_dialect(name)
+    space = space_of(dialect)
+    schema = dialect.step_schema(geometry(dialect))
+    grammar = xgrammar.Grammar.from_json_schema(json.dumps(schema), strict_mode=True)
+    for form, output, _ in examples(name):
+        assert accepts(grammar, output), (form, output)
+    bad_key = {"thought": "", "action": {"action": space.forms[0].name, "keys": ["nokey"]}}
+    assert not accepts(grammar, json.dumps(bad_key))
