@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import plistlib
 import re
 from pathlib import Path
 
-from holodesk.platform.services.rollback import installing
+from holodesk.platform.services.rollback import (
+    installing,
+    missing_directories,
+    remove_if_empty,
+)
 from holodesk.platform.services.runner import (
     CommandRunner,
     ServiceError,
@@ -67,15 +70,12 @@ class LaunchdManager:
 
     def install(self, spec: ServiceSpec) -> Path:
         path = self.plist_path(spec.name)
-        made_logs = [d for d in reversed(self._log_dir.parents) if not d.exists()]
-        made_logs += [] if self._log_dir.exists() else [self._log_dir]
+        made_logs = missing_directories(self._log_dir)
         self._log_dir.mkdir(parents=True, exist_ok=True)
         bootstrap = ("launchctl", "bootstrap", self._domain, str(path))
 
         def undo(replaced: bool) -> None:
-            for directory in reversed(made_logs):
-                with contextlib.suppress(OSError):
-                    directory.rmdir()
+            remove_if_empty(made_logs)
             if replaced:  # the agent this one replaced was booted out: load it again
                 self._run(bootstrap)
 

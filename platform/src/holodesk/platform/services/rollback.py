@@ -24,7 +24,7 @@ Undo = Callable[[bool], None]
 @contextlib.contextmanager
 def installing(path: Path, content: bytes, undo: Undo) -> Iterator[None]:
     """Write `content` to `path` for the block's registration; on ServiceError, undo."""
-    created = [parent for parent in reversed(path.parents) if not parent.exists()]
+    created = missing_directories(path.parent)
     before = path.read_bytes() if path.exists() else None
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(content)
@@ -35,9 +35,21 @@ def installing(path: Path, content: bytes, undo: Undo) -> Iterator[None]:
             path.unlink(missing_ok=True)
         else:
             path.write_bytes(before)
-        for directory in reversed(created):
-            with contextlib.suppress(OSError):  # not empty: someone else's now
-                directory.rmdir()
+        remove_if_empty(created)
         with contextlib.suppress(ServiceError):
             undo(before is not None)
         raise
+
+
+def missing_directories(directory: Path) -> list[Path]:
+    """`directory` and its ancestors that do not exist yet, outermost first."""
+    chain = [*reversed(directory.parents), directory]
+    return [d for d in chain if not d.exists()]
+
+
+def remove_if_empty(directories: list[Path]) -> None:
+    """Remove directories an install made, innermost first; one not empty stays
+    (someone else's files are in it now)."""
+    for directory in reversed(directories):
+        with contextlib.suppress(OSError):
+            directory.rmdir()
