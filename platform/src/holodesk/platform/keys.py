@@ -227,6 +227,19 @@ _BY_FOLDED: dict[str, str] = {
     **{_fold(name): name for name in VOCABULARY},
 }
 
+# X keysym names of media and browser keys: XF86AudioMute, XF86Back, ... Their
+# words alone ("back", "stop") would be too vague to be aliases.
+_XF86 = "xf86"
+_XF86_NAMES: dict[str, str] = {
+    "back": "browser_back",
+    "forward": "browser_forward",
+    "refresh": "browser_refresh",
+    "stop": "browser_stop",
+    "search": "browser_search",
+    "favorites": "browser_favorites",
+    "homepage": "browser_home",
+}
+
 # Whitespace and control characters that stand for a named key.
 _CHARACTER_KEYS: dict[str, str] = {
     " ": "space",
@@ -258,7 +271,11 @@ def normalize_key(name: str) -> str:
         if unicodedata.category(composed) in ("Cc", "Cs"):
             raise UnknownKeyError(name, VOCABULARY_SUMMARY)
         return composed
-    canonical = _BY_FOLDED.get(_fold(composed))
+    folded = _fold(composed)
+    canonical = _BY_FOLDED.get(folded)
+    if canonical is None and folded.startswith(_XF86):
+        rest = folded[len(_XF86) :]
+        canonical = _XF86_NAMES.get(rest) or _BY_FOLDED.get(rest)
     if canonical is None:
         raise UnknownKeyError(name, VOCABULARY_SUMMARY)
     return canonical
