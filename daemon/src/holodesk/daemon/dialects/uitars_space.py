@@ -261,8 +261,8 @@ GAPS = (
             for k in ("click", "mouse_down", "mouse_up", "drag")
             for b in _SIDE_BUTTONS
         ),
-        "No side (back/forward) buttons: in a browser, hotkey(key='alt left') or "
-        "hotkey(key='alt right').",
+        "No side (back/forward) buttons: the browser keys do the same, "
+        "hotkey(key='browser_back') or hotkey(key='browser_forward').",
     ),
     Gap(
         (
