@@ -70,13 +70,15 @@ def test_media_keys_reach_the_page(web: WebBackend) -> None:
 
 def test_browser_keys_move_through_history(open_page: Callable[..., WebBackend]) -> None:
     web = open_page()
-    first = web.navigator.current_url()
+    navigator = web.navigator
+    assert navigator is not None
+    first = navigator.current_url()
     second = first.replace("events.html", "second.html")
-    web.navigator.navigate(second)
+    navigator.navigate(second)
     web.input.key_chord(["browser_back"])
-    wait_for(lambda: web.navigator.current_url() == first, "Back to go back")
+    wait_for(lambda: navigator.current_url() == first, "Back to go back")
     web.input.key_chord(["browser_forward"])
-    wait_for(lambda: web.navigator.current_url() == second, "Forward to go forward")
+    wait_for(lambda: navigator.current_url() == second, "Forward to go forward")
     web.page.evaluate("window.marker = 1")
     web.input.key_chord(["browser_refresh"])
 
@@ -87,4 +89,4 @@ def test_browser_keys_move_through_history(open_page: Callable[..., WebBackend])
             return False
 
     wait_for(reloaded, "Refresh to reload the page")
-    assert web.navigator.current_url() == second
+    assert navigator.current_url() == second

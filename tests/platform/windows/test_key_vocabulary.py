@@ -17,9 +17,9 @@ from tests.platform.windows.fake_api import FakeWinApi, describe
 ZWJ, ZWNJ, LRM, RLM = 0x200D, 0x200C, 0x200E, 0x200F
 
 
-def presses(api: FakeWinApi) -> list[tuple[int, str]]:
+def presses(api: FakeWinApi) -> list[tuple[object, object]]:
     """(virtual key, "extended" or "") of each key-down sent."""
-    return [(int(e[1]), str(e[4])) for e in map(describe, api.sent) if e[3] == "down"]
+    return [(e[1], e[4]) for e in map(describe, api.sent) if e[3] == "down"]
 
 
 def test_every_key_of_the_vocabulary_has_a_virtual_key() -> None:
@@ -57,7 +57,7 @@ def test_named_keys_send_their_virtual_key(
     backend: Backend, api: FakeWinApi, name: str, vk: int, extended: str
 ) -> None:
     backend.input.key_chord([name])
-    assert [(int(e[1]), e[3], e[4]) for e in map(describe, api.sent)] == [
+    assert [(e[1], e[3], e[4]) for e in map(describe, api.sent)] == [
         (vk, "down", extended),
         (vk, "up", extended),
     ]
