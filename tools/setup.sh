@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Set up everything holodesk needs on a fresh Debian/Ubuntu machine (or skip what is there):
-# system packages for the X display tests, the OCR baseline and the web backend (Chromium),
+# system packages for the X display tests, the OCR baseline, the web backend (Chromium) and
+# the wlroots backend (a headless sway with XWayland),
 # uv, and the workspace venv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SYSTEM_PACKAGES=(xvfb xauth x11-utils xdotool python3-tk tk fonts-dejavu-core fonts-noto-cjk tesseract-ocr tesseract-ocr-eng chromium tigervnc-standalone-server x11vnc x11-xserver-utils systemd dbus trayer)
+SYSTEM_PACKAGES=(xvfb xauth x11-utils xdotool python3-tk tk fonts-dejavu-core fonts-noto-cjk tesseract-ocr tesseract-ocr-eng chromium tigervnc-standalone-server x11vnc x11-xserver-utils systemd dbus trayer sway xwayland)
 
 missing=()
 for pkg in "${SYSTEM_PACKAGES[@]}"; do

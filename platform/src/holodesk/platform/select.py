@@ -28,13 +28,21 @@ _NAME = re.compile(r"[a-z][a-z0-9_]*")
 def default_backend_name(platform: str, environ: Mapping[str, str] | None = None) -> str | None:
     """The backend for an OS (`sys.platform` spelling), or None.
 
-    On Linux and the BSDs, a Wayland session without an X server (WAYLAND_DISPLAY
-    set, DISPLAY not) gets the wayland backend; with XWayland's DISPLAY, x11.
+    On Linux and the BSDs, a Wayland session whose compositor offers the wlroots
+    protocols (sway, Hyprland, river: screencopy, virtual pointer and keyboard) gets
+    the wlroots backend, XWayland or not (x11 would reach X11 apps only); another
+    Wayland session without an X server (WAYLAND_DISPLAY set, DISPLAY not) gets the
+    wayland backend; with XWayland's DISPLAY, x11.
     """
     if platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
         env = environ or {}
-        if env.get("WAYLAND_DISPLAY", "").strip() and not env.get("DISPLAY", "").strip():
-            return "wayland"
+        if env.get("WAYLAND_DISPLAY", "").strip():
+            from holodesk.platform.wlroots.probe import offers_wlroots_protocols
+
+            if offers_wlroots_protocols(env):
+                return "wlroots"
+            if not env.get("DISPLAY", "").strip():
+                return "wayland"
         return "x11"
     return _BY_PLATFORM.get(platform)
 

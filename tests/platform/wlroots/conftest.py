@@ -1,0 +1,63 @@
+"""Fixtures for the wlroots backend: a real headless sway, and the Tk probe app on its XWayland.
+
+The probe is an X11 app, but its input comes the way every app's does on sway: from
+the compositor's seat, which our virtual pointer and keyboard feed; XWayland turns
+it into X events. Where sway cannot start, the fixture fails with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from holodesk.platform.select import open_backend
+from tests.platform.conformance import TkTarget
+from tests.platform.wlroots.sway import Sway, SwayUnavailableError
+from tests.support.probe import ProbeApp
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "wlroots: needs Debian's sway and xwayland (the tests start a headless sway)"
+    )
+
+
+def start_sway(**options: object) -> Sway:
+    """Sway.start, failing the test (never skipping it) when sway cannot start here."""
+    try:
+        return Sway.start(**options)  # type: ignore[arg-type]
+    except SwayUnavailableError as error:
+        pytest.fail(f"headless sway cannot start here: {error}")
+
+
+# The output is exactly the probe window (placed at its origin): with sway 1.7, once
+# the pointer has crossed the bare desktop and come back, XWayland windows get its
+# motion but no more button events (native Wayland windows get both), so the
+# pointer must never leave the window; the off-screen checks still reach every edge.
+PROBE_OUTPUT = ("output HEADLESS-1 resolution 600x400 position 0,0",)
+
+
+@pytest.fixture(scope="module")
+def sway() -> Iterator[Sway]:
+    """One headless sway per test module: one output, the probe window's size, at scale 1."""
+    running = start_sway(outputs=PROBE_OUTPUT, window_position=(0, 0))
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def sway_probe(sway: Sway, tmp_path: Path) -> Iterator[ProbeApp]:
+    """A fresh probe window on sway's XWayland, focused (sway focuses a new window)."""
+    app = ProbeApp.start(sway.x_display, tmp_path / "probe.log", x=0, y=0)
+    yield app
+    app.stop()
+
+
+@pytest.fixture
+def target(sway: Sway, sway_probe: ProbeApp) -> Iterator[TkTarget]:
+    with TkTarget.open(
+        lambda: open_backend("wlroots", socket=sway.wayland_socket), sway_probe
+    ) as t:
+        yield t
