@@ -8,6 +8,8 @@ import io
 import json
 import os
 import shutil
+import subprocess
+import tarfile
 from pathlib import Path
 from typing import Any
 
@@ -129,3 +131,56 @@ async def test_node_client_reports_a_bad_image_as_usage_error(tmp_path: Path) ->
     )
     assert code == 2
     assert err.strip() == f"{bad}: not a PNG file"
+
+
+@pytest.mark.parametrize("script", ["run-session.mjs", "locate.mjs"])
+async def test_node_commands_explain_themselves(script: str) -> None:
+    process = await asyncio.create_subprocess_exec(
+        _node(), str(NODE_CLIENT / "bin" / script), "--help", stdout=asyncio.subprocess.PIPE
+    )
+    out, _ = await asyncio.wait_for(process.communicate(), GUARD_S)
+    assert process.returncode == 0
+    text = out.decode()
+    assert text.startswith(f"usage: holodesk-{script.removesuffix('.mjs')} --server HOST:PORT")
+    assert "--token-file FILE" in text
+
+
+def test_an_installed_package_carries_the_contract_it_loads(tmp_path: Path) -> None:
+    """`npm pack` puts the protos in the package (and takes its copy out of the checkout
+    again); unpacked elsewhere, with no repository beside it, the client loads them."""
+    npm = shutil.which("npm")
+    assert npm is not None
+    node = _node()
+    packed = subprocess.run(
+        [npm, "pack", "--pack-destination", str(tmp_path)],
+        cwd=NODE_CLIENT,
+        capture_output=True,
+        text=True,
+        timeout=GUARD_S,
+        check=False,
+    )
+    assert packed.returncode == 0, packed.stderr
+    assert not (NODE_CLIENT / "protos").exists()  # the checkout loads protos/ at the root
+    (tarball,) = tmp_path.glob("*.tgz")
+    with tarfile.open(tarball) as archive:
+        archive.extractall(tmp_path / "installed", filter="data")
+    package = tmp_path / "installed" / "package"
+    assert (package / "protos" / "holodesk" / "v1" / "agent.proto").is_file()
+    (package / "node_modules").symlink_to(NODE_CLIENT / "node_modules")
+    check = (
+        "import('./src/holodesk.mjs').then((m) => { const v1 = m.loadContract();"
+        " console.log(m.DEFAULT_PROTO_ROOT, typeof v1.AgentService); })"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "HOLODESK_PROTO_ROOT"}
+    loaded = subprocess.run(
+        [node, "-e", check],
+        cwd=package,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=GUARD_S,
+        check=False,
+    )
+    assert loaded.returncode == 0, loaded.stderr
+    root, kind = loaded.stdout.split()
+    assert (Path(root), kind) == (package / "protos", "function")

@@ -4,20 +4,34 @@ import { parseArgs } from "node:util";
 
 import { connect, pngSize, readToken } from "../src/holodesk.mjs";
 
-export function parse(options) {
+// The options every command takes, for its --help.
+export const COMMON_HELP = `  --server HOST:PORT   the daemon (default: $HOLODESK_SERVER)
+  --token-file FILE    a file holding the bearer token the daemon asks for
+  --ca-cert PEM        the CA that signed the daemon's TLS certificate (turns TLS on)
+  --image PNG          the screenshot that stands in for the screen
+  -h, --help           this text`;
+
+export function parse(options, help) {
+  let values;
   try {
-    return parseArgs({
+    values = parseArgs({
       options: {
         server: { type: "string", default: process.env.HOLODESK_SERVER },
         "token-file": { type: "string" },
         "ca-cert": { type: "string" },
         image: { type: "string" },
+        help: { type: "boolean", short: "h" },
         ...options,
       },
     }).values;
   } catch (error) {
-    usage(error.message);
+    usage(`${error.message}\n\n${help}`);
   }
+  if (values.help) {
+    process.stdout.write(`${help}\n`);
+    process.exit(0);
+  }
+  return values;
 }
 
 export function usage(message) {

@@ -3,9 +3,23 @@
 //
 //   node bin/locate.mjs --server 127.0.0.1:50051 --image screen.png --describe "Submit button"
 import { locate, pngFrame } from "../src/holodesk.mjs";
-import { fail, open, parse, usage } from "./cli.mjs";
+import { COMMON_HELP, fail, open, parse, usage } from "./cli.mjs";
 
-const values = parse({ describe: { type: "string", multiple: true }, policy: { type: "string" } });
+const HELP = `usage: holodesk-locate --server HOST:PORT --image PNG --describe TEXT [...] [options]
+
+Locates each described thing in the screenshot (one Locate call), printing one JSON
+line per description: found, point and box in the image's pixels. Exits 0 when every
+one was found, 1 otherwise, 2 on usage errors, 5 when the daemon could not be
+reached or refused the call.
+
+  --describe TEXT      what to find, e.g. "the Submit button" (repeatable)
+  --policy NAME        the daemon's policy to use (default: the daemon's)
+${COMMON_HELP}`;
+
+const values = parse(
+  { describe: { type: "string", multiple: true }, policy: { type: "string" } },
+  HELP,
+);
 if (!values.describe?.length) usage("give --describe TEXT (repeatable)");
 const { client, png, display } = open(values);
 try {

@@ -2,7 +2,7 @@
 // run time with @grpc/proto-loader, a session loop and Locate. Capturing the screen
 // and executing actions are the caller's: pass `capture` and `execute`.
 
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -10,9 +10,14 @@ import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-// The repository's protos/ folder; set HOLODESK_PROTO_ROOT when installed elsewhere.
+// $HOLODESK_PROTO_ROOT, else the contract the installed package carries (copied in
+// when it is packed), else the repository's protos/ folder (a checkout).
+const PACKAGED_PROTOS = resolve(HERE, "..", "protos");
 export const DEFAULT_PROTO_ROOT =
-  process.env.HOLODESK_PROTO_ROOT ?? resolve(HERE, "..", "..", "..", "protos");
+  process.env.HOLODESK_PROTO_ROOT ??
+  (existsSync(resolve(PACKAGED_PROTOS, "holodesk", "v1", "agent.proto"))
+    ? PACKAGED_PROTOS
+    : resolve(HERE, "..", "..", "..", "protos"));
 
 const TERMINAL = new Set(["done", "fail"]);
 
