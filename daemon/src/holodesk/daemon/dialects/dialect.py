@@ -7,12 +7,7 @@ from typing import Any
 
 from holodesk.daemon.actions import ActionKind
 from holodesk.daemon.dialects import images, prompt
-from holodesk.daemon.dialects.action_space import (
-    ActionSpace,
-    action_space_of,
-    bound_pixels,
-    compact_schema,
-)
+from holodesk.daemon.dialects.action_space import ActionSpace, action_space_of
 from holodesk.daemon.dialects.base import (
     DialectParseError,
     LocatedTarget,
@@ -21,6 +16,7 @@ from holodesk.daemon.dialects.base import (
 )
 from holodesk.daemon.dialects.coords import CoordinateConvention, ImageGeometry, fit_in_box
 from holodesk.daemon.dialects.parsers import get_parser
+from holodesk.daemon.dialects.schema_views import bound_pixels, compact_schema
 from holodesk.daemon.dialects.spec import DialectSpec
 from holodesk.daemon.engines.base import ChatMessage, ImagePart, SamplingParams
 from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
