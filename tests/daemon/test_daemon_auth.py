@@ -147,6 +147,15 @@ async def test_health_and_reflection_stay_open(tmp_path: Path) -> None:
         listed = await asyncio.wait_for(reflect.read(), GUARD_S)
         assert listed.list_services_response.service
         await reflect.done_writing()
+        v1 = daemon.channel.stream_stream(
+            "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+            request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
+            response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
+        )()
+        await v1.write(reflection_pb2.ServerReflectionRequest(list_services=""))
+        listed = await asyncio.wait_for(v1.read(), GUARD_S)
+        assert listed.list_services_response.service
+        await v1.done_writing()
 
 
 async def test_a_failed_auth_is_logged_without_the_token(

@@ -86,3 +86,32 @@ async def test_reflection_lists_the_services() -> None:
         files = await asyncio.wait_for(call.read(), GUARD_S)
         assert files.file_descriptor_response.file_descriptor_proto
         await call.done_writing()
+
+
+async def test_reflection_answers_as_v1_too() -> None:
+    """grpcurl, grpcui and Postman ask grpc.reflection.v1 first (the messages are
+    v1alpha's, field for field)."""
+    policy = GatedPolicy([])
+    policy.release.set()
+    async with running_daemon([policy]) as daemon:
+        call = daemon.channel.stream_stream(
+            "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+            request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
+            response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
+        )()
+        await call.write(reflection_pb2.ServerReflectionRequest(list_services=""))
+        response = await asyncio.wait_for(call.read(), GUARD_S)
+        names = {s.name for s in response.list_services_response.service}
+        assert {
+            "holodesk.v1.AgentService",
+            "grpc.reflection.v1.ServerReflection",
+            "grpc.reflection.v1alpha.ServerReflection",
+        } <= names
+        await call.write(
+            reflection_pb2.ServerReflectionRequest(
+                file_containing_symbol="holodesk.v1.ControlService"
+            )
+        )
+        files = await asyncio.wait_for(call.read(), GUARD_S)
+        assert files.file_descriptor_response.file_descriptor_proto
+        await call.done_writing()

@@ -44,7 +44,11 @@ from holodesk.daemon.interceptor import aclose, wrap_behavior
 log = logging.getLogger(__name__)
 
 # Services anyone may call, authenticated or not.
-OPEN_SERVICES = ("grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection")
+OPEN_SERVICES = (
+    "grpc.health.v1.Health",
+    "grpc.reflection.v1.ServerReflection",
+    "grpc.reflection.v1alpha.ServerReflection",
+)
 AGENT_SERVICE = "holodesk.v1.AgentService"
 
 

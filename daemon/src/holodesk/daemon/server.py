@@ -13,7 +13,8 @@ What it serves (contract: protos/holodesk/v1):
 - ``holodesk.v1.ControlService``: list / pause / resume / cancel sessions, server info.
 - ``grpc.health.v1.Health``: NOT_SERVING until every policy's start() returned
   (model loaded), for "" and for each service name; NOT_SERVING again on shutdown.
-- Server reflection for all of the above (``grpcurl -plaintext HOST:PORT list``).
+- Server reflection for all of the above, as grpc.reflection.v1 and v1alpha
+  (``grpcurl -plaintext HOST:PORT list``).
 - With ``--metrics-address``: Prometheus metrics over HTTP (metrics.py), counted on a
   registry of this server's own.
 
@@ -99,7 +100,6 @@ from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 from holodesk.daemon.agent_service import AgentService
 from holodesk.daemon.auth import Authenticator, AuthInterceptor
@@ -116,6 +116,7 @@ from holodesk.daemon.policies.base import Policy
 from holodesk.daemon.policies.catalog import PolicyCatalog
 from holodesk.daemon.policies.registry import create_policy
 from holodesk.daemon.recorder import Recorder
+from holodesk.daemon.reflection import enable_reflection
 from holodesk.daemon.sdnotify import notify
 from holodesk.daemon.session_runner import SessionSettings
 from holodesk.daemon.sessions import SessionLimits, SessionRegistry
@@ -394,9 +395,7 @@ async def serve(
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     for name in HEALTH_NAMES:
         await health_servicer.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
-    reflection.enable_server_reflection(
-        (*HEALTH_NAMES[1:], health.SERVICE_NAME, reflection.SERVICE_NAME), server
-    )
+    enable_reflection((*HEALTH_NAMES[1:], health.SERVICE_NAME), server)
 
     _warn_exposure(config, address, open_mode)
     port = _bind(server, config, address)
