@@ -138,6 +138,15 @@ def test_a_null_note_is_empty() -> None:
     assert H.parse_step(answer(at("move_to_desktop", 1, 1)), GEO).note == ""
 
 
+def test_raw_control_characters_in_strings_are_read_as_they_are() -> None:
+    # vLLM's xgrammar lets a constrained string hold them; strict JSON would refuse.
+    text = '{"note": null, "thought": "a\x16b", "tool_call": {"tool_name": "write_desktop",'
+    text += ' "content": "line 1\nline 2\tend"}}'
+    step = H.parse_step(text, GEO)
+    assert step.thought == "a\x16b"
+    assert step.actions == (TypeText("line 1\nline 2\tend"),)
+
+
 def test_edges_of_the_coordinate_space_land_on_the_frame_edges() -> None:
     step = H.parse_step(answer(at("click_desktop", 1000, 1000)), GEO)
     assert step.actions == (Click(Point(1000, 500)),)

@@ -20,6 +20,10 @@ _THINK_OPEN = re.compile(r"<think>", re.IGNORECASE)
 _THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 _HINT = "Answer with exactly one JSON object and nothing else."
+# Control characters (a raw newline, tab, U+0016...) inside strings are read as they
+# are: models write them, and vLLM's structured decoding (xgrammar) lets them through
+# in schema-constrained strings, so strict JSON would refuse a schema-valid answer.
+_DECODER = json.JSONDecoder(strict=False)
 
 
 def strip_reasoning(text: str) -> str:
@@ -44,14 +48,14 @@ def strip_reasoning(text: str) -> str:
 
 def _loads(candidate: str) -> Any:
     try:
-        return json.loads(candidate)
+        return _DECODER.decode(candidate)
     except (ValueError, RecursionError):
         # ValueError covers JSONDecodeError and over-long integer literals.
         return None
 
 
 def _scan(text: str) -> dict[str, Any] | None:
-    decoder = json.JSONDecoder()
+    decoder = _DECODER
     start = text.find("{")
     tries = 0
     while start >= 0 and tries < _MAX_CANDIDATES:
