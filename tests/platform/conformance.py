@@ -502,6 +502,17 @@ def check_sided_modifiers(target: Target) -> None:
     assert "shift" in target.of(Key)[5].modifiers
 
 
+def check_caps_lock_leaves_typed_text_alone(target: Target) -> None:
+    # type_text types exactly its text whatever the lock state (action.proto).
+    target.focus("line")
+    target.backend.input.key_chord(["capslock"])  # on
+    try:
+        target.backend.input.type_text("Hello, World 42")
+        assert target.wait_text("line", "Hello, World 42") == "Hello, World 42"
+    finally:
+        target.backend.input.key_chord(["capslock"])  # off again, for the next check
+
+
 def check_held_character_without_a_key(target: Target) -> None:
     # No key of a US layout types these: bound (X11), sent as keysyms (VNC), or text (web).
     target.focus("line")
@@ -581,6 +592,7 @@ CASES: tuple[Case, ...] = (
     Case("shifted-ascii", check_types, ("line", SHIFTED_ASCII, SHIFTED_ASCII)),
     Case("unicode-text", check_types, ("line", UNICODE_TEXT, UNICODE_TEXT)),
     Case("format-characters", check_types, ("line", FORMAT_TEXT, FORMAT_TEXT)),
+    Case("caps-lock-leaves-typed-text-alone", check_caps_lock_leaves_typed_text_alone),
     Case("keypad-keys", check_keypad_keys),
     Case("sided-modifiers", check_sided_modifiers),
     Case("media-keys", check_keys_arrive, (MEDIA_KEYS,)),

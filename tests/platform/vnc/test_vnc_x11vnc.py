@@ -15,6 +15,7 @@ from tests.platform.conformance import (
     FORMAT_TEXT,
     TkTarget,
     _keys,
+    check_caps_lock_leaves_typed_text_alone,
     check_sided_modifiers,
     check_types,
 )
@@ -104,6 +105,10 @@ def test_keypad_digits_are_refused_not_typed_as_cursor_keys(
     backend.input.type_text("1")
     assert target.wait_text("line", "1") == "1"
     assert [key for kind, key in _keys(target) if kind == "down"] == ["1"]  # nothing else sent
+
+
+def test_caps_lock_leaves_typed_text_alone(backend: Backend, app: ProbeApp) -> None:
+    check_caps_lock_leaves_typed_text_alone(TkTarget(backend, app))
 
 
 def test_sided_modifiers_arrive(backend: Backend, app: ProbeApp) -> None:

@@ -42,6 +42,7 @@ _SIDE_BUTTON_FIX = (
 )
 WHEEL_UP, WHEEL_DOWN, WHEEL_LEFT, WHEEL_RIGHT = (1 << 3, 1 << 4, 1 << 5, 1 << 6)
 SHIFT = NAMED_KEYSYMS["shift"]
+CAPS_LOCK_TAP = [(NAMED_KEYSYMS["capslock"], True), (NAMED_KEYSYMS["capslock"], False)]
 DEFAULT_SETTLE_S = 0.1  # after a character's first use on a server (see keys)
 # How long a chunk of typed text may take the server to acknowledge (see _send_chunk).
 ACK_TIMEOUT_S = 10.0
@@ -99,6 +100,8 @@ class VncInput(InputDriver):
         self._cursor = (width // 2, height // 2)
         # key name -> (keysym sent, whether we pressed Shift for it)
         self._pressed: dict[str, tuple[int, bool]] = {}
+        # Whether this driver's own Caps Lock presses left it on (see type_text).
+        self._caps_lock_on = False
 
     # -- pointer -------------------------------------------------------------------------
     def _move(self, x: int, y: int) -> None:
@@ -157,6 +160,9 @@ class VncInput(InputDriver):
             release = [(keysym, False)] + ([(SHIFT, False)] if shifted else [])
             self._run(lambda client: client.keys(release), f"releasing the key {key!r}")
             return
+        if key == "capslock" and key not in self._pressed:
+            # RFB never reports the lock state; this driver knows only its own presses.
+            self._caps_lock_on = not self._caps_lock_on
         if key in self._pressed:  # auto-repeat: the same keysym again
             repeat = [(self._pressed[key][0], True)]
             self._run(lambda client: client.keys(repeat), f"pressing the key {key!r}")
@@ -190,8 +196,21 @@ class VncInput(InputDriver):
             _Stroke(char, keysym, not shift_held and _capital(char))
             for char, keysym in zip(text, keysyms, strict=True)
         ]
+        caps = self._caps_lock_on
+
+        def send(client: RfbClient) -> None:
+            # Some servers (x11vnc) press a letter's key as it is, so a Caps Lock on
+            # would invert its case: switched off around the text when we know it is on.
+            if caps:
+                client.keys(CAPS_LOCK_TAP)
+            try:
+                self._send_strokes(client, strokes)
+            finally:
+                if caps:
+                    client.keys(CAPS_LOCK_TAP)
+
         if strokes:
-            self._run(lambda c: self._send_strokes(c, strokes), f"typing {len(text)} characters")
+            self._run(send, f"typing {len(text)} characters")
 
     def _send_strokes(self, client: RfbClient, strokes: list[_Stroke]) -> None:
         """Check the server can type them all, then send, pausing after new bindings."""

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 
 from holodesk.platform.base import InputDriver, MouseButton
-from holodesk.platform.text import KeyPress, chunk_text, plan_text
+from holodesk.platform.text import KeyPress, TextStep, chunk_text, plan_text
 from holodesk.platform.wayland.buttons import evdev_button
 from holodesk.platform.wayland.layout import DesktopLayout
 from holodesk.platform.wayland.portal import (
@@ -22,7 +22,7 @@ from holodesk.platform.wayland.portal import (
     AXIS_VERTICAL,
     RemoteDesktopSession,
 )
-from holodesk.platform.x11.keysyms import keysym_for_char, keysym_for_key
+from holodesk.platform.x11.keysyms import CAPS_LOCK_KEYSYM, keysym_for_char, keysym_for_key
 
 SCROLL_MODES = ("discrete", "smooth")
 # Logical pixels per wheel notch in smooth mode: Clutter's (GNOME's) discrete step.
@@ -51,6 +51,9 @@ class PortalInput(InputDriver):
         self._smooth_step_px = smooth_step_px
         self._lock = threading.RLock()
         self._position: tuple[int, int] | None = None
+        # Whether this driver's own Caps Lock presses left it on. The portal never
+        # reports the lock state, so a Caps Lock the user set is beyond our knowledge.
+        self._caps_lock_on = False
 
     def _move(self, x: int, y: int) -> None:
         monitor, local_x, local_y = self._layout().locate(x, y)
@@ -78,9 +81,24 @@ class PortalInput(InputDriver):
     def _key(self, key: str, down: bool) -> None:
         with self._lock:
             self._session.keysym(keysym_for_key(key), down)
+            if key == "capslock" and down and key not in self._held_keys:
+                self._caps_lock_on = not self._caps_lock_on
 
     def type_text(self, text: str) -> None:
         steps = plan_text(text)  # refuses control characters before anything is typed
+        with self._lock:
+            # The compositor presses a key for each keysym, and Caps Lock would invert
+            # its letters: switched off around the text (when we know it is on).
+            caps = self._caps_lock_on
+            if caps:
+                self._tap(CAPS_LOCK_KEYSYM)
+            try:
+                self._type_steps(steps)
+            finally:
+                if caps:
+                    self._tap(CAPS_LOCK_KEYSYM)
+
+    def _type_steps(self, steps: list[TextStep]) -> None:
         with self._lock:
             for step in self._checked(steps):
                 if isinstance(step, KeyPress):

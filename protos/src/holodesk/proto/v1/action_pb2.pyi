@@ -303,8 +303,10 @@ Global___ScrollAction: _TypeAlias = ScrollAction  # noqa: Y015
 @_typing.final
 class TypeTextAction(_message.Message):
     """Type arbitrary Unicode text, independent of the keyboard layout. The text
-    arrives exactly as written whatever the Caps Lock state (a client switches it
-    off around the text, or sends characters rather than keys). "\\n" (and
+    arrives exactly as written whatever the Caps Lock state: a client sends
+    characters rather than keys (Windows, macOS, web), or switches Caps Lock off
+    around the text (X11; VNC and the Wayland portal, which never report the lock
+    state, when the client's own key presses turned it on). "\\n" (and
     "\\r\\n") is the Enter key, "\\t" the Tab key ("\\b", ESC and DEL are
     Backspace, Escape and Delete).
     Format characters are text: a zero-width joiner (emoji sequences), ZWNJ,
