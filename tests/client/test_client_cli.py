@@ -15,8 +15,11 @@ from importlib.metadata import version
 import grpc
 import pytest
 
+from holodesk.client import connection_args
 from holodesk.client.cli import main
 from holodesk.client.exit_codes import ExitCode
+from holodesk.daemon.config import DEFAULT_LISTEN
+from holodesk.proto import defaults
 from holodesk.proto.v1 import agent_pb2
 
 from .scripted import Conversation, Script, ScriptedDaemon, click, done, type_text, wait
@@ -150,11 +153,25 @@ def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]
     assert capsys.readouterr().err
 
 
-def test_missing_server_is_a_usage_error(
+def test_without_a_server_run_looks_on_this_machine_like_the_daemon_listens(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """No --server and no $HOLODESK_SERVER: the daemon's own default address."""
     monkeypatch.delenv("HOLODESK_SERVER", raising=False)
-    assert main(["run", "--backend", "fake", "t"]) == ExitCode.USAGE
+    free = socket.socket()
+    free.bind(("127.0.0.1", 0))  # a port nobody listens on, as the default's stand-in
+    monkeypatch.setattr(connection_args, "DEFAULT_ADDRESS", f"127.0.0.1:{free.getsockname()[1]}")
+    with free:
+        code = main(["run", "--backend", "fake", "--no-estop", "t"])
+    assert code == ExitCode.DAEMON_ERROR
+    assert f"could not reach the daemon at {connection_args.DEFAULT_ADDRESS}" in (
+        capsys.readouterr().err
+    )
+    assert DEFAULT_LISTEN == defaults.DEFAULT_ADDRESS  # one address, both sides
+
+
+def test_an_empty_server_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--server", "", "--backend", "fake", "t"]) == ExitCode.USAGE
     assert "--server HOST:PORT" in capsys.readouterr().err
 
 

@@ -11,6 +11,7 @@ from holodesk.client.cli import build_parser, load_commands, main
 from holodesk.client.exit_codes import ExitCode
 from holodesk.client.service_command import run
 from holodesk.platform.services.spec import ServiceSpec, ServiceStatus
+from holodesk.proto.defaults import DEFAULT_ADDRESS
 
 
 class FakeManager:
@@ -61,10 +62,20 @@ def test_install_runs_this_interpreters_tray_with_absolute_credential_paths(
     )
 
 
-def test_install_needs_a_server(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_install_defaults_to_the_daemon_on_this_machine(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Like `holodesk run`: the daemon's own default address, written into the unit
+    (so a later change of default does not move an installed service)."""
     monkeypatch.delenv("HOLODESK_SERVER", raising=False)
     manager = FakeManager()
-    assert run(_args("install"), manager) == ExitCode.USAGE  # type: ignore[arg-type]
+    assert run(_args("install", "--dry-run"), manager) == ExitCode.SUCCEEDED  # type: ignore[arg-type]
+    assert f"tray --server {DEFAULT_ADDRESS}" in capsys.readouterr().out
+
+
+def test_install_refuses_an_empty_server() -> None:
+    manager = FakeManager()
+    assert run(_args("install", "--server", ""), manager) == ExitCode.USAGE  # type: ignore[arg-type]
     assert not manager.installed
 
 

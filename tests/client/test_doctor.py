@@ -4,6 +4,7 @@ FakeQuartzApi (macOS cannot run here; the fake implements the real QuartzApi).""
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
@@ -11,6 +12,7 @@ from typing import NoReturn
 import pytest
 from PIL import Image
 
+from holodesk.client import connection_args
 from holodesk.client.cli import main
 from holodesk.client.doctor.findings import Finding, Status
 from holodesk.client.doctor.machine import MachineOptions, check_machine
@@ -116,7 +118,7 @@ def test_an_all_black_screen_is_a_warning_with_the_backends_fix(
 def test_without_display_the_failure_says_how_to_fix_it(
     no_display: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(["doctor", "--json"])
+    code = main(["doctor", "--json", "--server", ""])
     findings = json.loads(capsys.readouterr().out)
     assert code == 1
     checks = {f["check"]: f for f in findings}
@@ -147,10 +149,33 @@ def test_the_table_shows_each_fix_and_the_exit_status(
 
 def test_warnings_alone_exit_zero(capsys: pytest.CaptureFixture[str]) -> None:
     # The fake backend (a test pattern) opens anywhere; the hotkey is not checked.
-    code = main(["doctor", "--json", "--backend", "fake", "--no-estop", "--check-input"])
+    argv = ["doctor", "--json", "--backend", "fake", "--no-estop", "--check-input"]
+    code = main([*argv, "--server", ""])
     findings = json.loads(capsys.readouterr().out)
     assert code == 0
     assert [f["status"] for f in findings] == ["ok", "ok", "ok", "ok", "skip", "skip"]
+
+
+def test_no_daemon_at_the_default_address_is_only_a_warning(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without --server the doctor checks the daemon on this machine (where holodeskd
+    listens by default); none there is worth saying, not a failure."""
+    monkeypatch.delenv("HOLODESK_SERVER", raising=False)
+    free = socket.socket()
+    free.bind(("127.0.0.1", 0))  # nobody listens: the default's stand-in
+    address = f"127.0.0.1:{free.getsockname()[1]}"
+    monkeypatch.setattr(connection_args, "DEFAULT_ADDRESS", address)
+    with free:
+        code = main(["doctor", "--json", "--backend", "fake", "--no-estop", "--timeout", "2"])
+    checks = {f["check"]: f for f in json.loads(capsys.readouterr().out)}
+    assert code == 0
+    assert checks["daemon"]["status"] == "warn"
+    assert address in checks["daemon"]["detail"]
+    assert "no --server given" in checks["daemon"]["detail"]
+    assert "pass --server HOST:PORT" in checks["daemon"]["fix"]
+    # Named, the same address is a failure.
+    assert main(["doctor", "--json", "--backend", "fake", "--no-estop", "--server", address]) == 1
 
 
 def _crash(*_: object, **__: object) -> NoReturn:
@@ -174,8 +199,7 @@ def test_a_check_that_crashes_is_a_finding_and_the_next_checks_still_run(
     argv = ["doctor", "--json", "--backend", "fake"]
     # The real hotkey and daemon checks only where they are the ones that crash.
     argv += ["--estop-hotkey", "ctrl+alt+shift+f12"] if check == "e-stop hotkey" else ["--no-estop"]
-    if check == "daemon":
-        argv += ["--server", "127.0.0.1:1", "--insecure"]
+    argv += ["--server", "127.0.0.1:1", "--insecure"] if check == "daemon" else ["--server", ""]
     code = main(argv)
     findings = json.loads(capsys.readouterr().out)
     # Only the crash failed: everything else on the fake backend passes or is skipped.

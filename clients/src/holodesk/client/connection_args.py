@@ -14,19 +14,35 @@ from holodesk.client.credentials import (
     read_token_file,
     token_file_from_env,
 )
+from holodesk.proto.defaults import DEFAULT_ADDRESS
 
 SERVER_ENV = "HOLODESK_SERVER"
-# What a command says when neither --server nor $SERVER_ENV names a daemon.
+# What a command says when --server is given empty.
 NO_SERVER = f"no daemon address: pass --server HOST:PORT or set ${SERVER_ENV}"
+
+
+def default_server() -> str:
+    """$SERVER_ENV, else the daemon's own default address (a daemon on this machine)."""
+    return os.environ.get(SERVER_ENV) or DEFAULT_ADDRESS
+
+
+def server_named(args: argparse.Namespace) -> bool:
+    """Whether the user said which daemon (a flag or $SERVER_ENV), for commands that
+    add their --server with `resolve_default=False`."""
+    return args.server is not None or bool(os.environ.get(SERVER_ENV))
 
 
 def add_server_argument(
     parser: argparse.ArgumentParser | argparse._ArgumentGroup,
-    help_text: str = f"the daemon's address (default: ${SERVER_ENV})",
+    help_text: str = f"the daemon's address (default: ${SERVER_ENV}, else {DEFAULT_ADDRESS})",
+    *,
+    resolve_default: bool = True,
 ) -> None:
+    """`--server`; with `resolve_default=False` it stays None when not given (the
+    command then tells a named daemon from the default one)."""
     parser.add_argument(
         "--server",
-        default=os.environ.get(SERVER_ENV),
+        default=default_server() if resolve_default else None,
         metavar="HOST:PORT|unix:PATH",
         help=help_text,
     )

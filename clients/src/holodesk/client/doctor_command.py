@@ -18,6 +18,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 
 from rich.console import Console
 from rich.table import Table
@@ -36,6 +37,8 @@ from holodesk.client.connection_args import (
     add_connection_arguments,
     add_server_argument,
     channel_settings,
+    default_server,
+    server_named,
 )
 from holodesk.client.credentials import (
     CredentialsError,
@@ -53,6 +56,7 @@ from holodesk.client.doctor.tls import TLS, WARN_DAYS, TlsOptions, check_tls
 from holodesk.client.exit_codes import ExitCode
 from holodesk.client.shown import shown
 from holodesk.platform.safety.hotkeys import DEFAULT_EMERGENCY_STOP
+from holodesk.proto.defaults import DEFAULT_ADDRESS
 
 _STYLES = {Status.OK: "green", Status.WARN: "yellow", Status.FAIL: "bold red", Status.SKIP: "dim"}
 
@@ -77,7 +81,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     daemon = parser.add_argument_group("the daemon")
     add_server_argument(
         daemon,
-        f"the daemon to check (default: ${SERVER_ENV}; none: daemon checks skipped)",
+        f"the daemon to check (default: ${SERVER_ENV}, else {DEFAULT_ADDRESS}, where no "
+        "daemon is only a warning; '': daemon checks skipped)",
+        resolve_default=False,
     )
     add_connection_arguments(daemon)
     daemon.add_argument(
@@ -129,10 +135,33 @@ def _tls_finding(args: argparse.Namespace, insecure: bool) -> Finding:
 
 
 def check_remote(args: argparse.Namespace) -> list[Finding]:
-    """The TLS and daemon findings for `args` (all skipped without --server)."""
+    """The TLS and daemon findings for `args` (all skipped with --server '').
+
+    Without --server or $HOLODESK_SERVER the daemon on this machine is checked, and
+    finding none there is a warning, not a failure: the client may be meant for a
+    daemon elsewhere that nobody named yet."""
+    named = server_named(args)
+    if args.server is None:
+        args = argparse.Namespace(**{**vars(args), "server": default_server()})
     if not args.server:
-        reason = f"no daemon given (pass --server HOST:PORT or set ${SERVER_ENV})"
-        return [Finding(DAEMON, Status.SKIP, reason)]
+        return [Finding(DAEMON, Status.SKIP, "no daemon given (--server '')")]
+    findings = _check_named_daemon(args)
+    return findings if named else [_only_a_warning(f) for f in findings]
+
+
+def _only_a_warning(finding: Finding) -> Finding:
+    if finding.check != DAEMON or finding.status is not Status.FAIL:
+        return finding
+    return replace(
+        finding,
+        status=Status.WARN,
+        detail=f"{finding.detail} (the default address: no --server given)",
+        fix=f"start holodeskd on this machine, or pass --server HOST:PORT (or set "
+        f"${SERVER_ENV}) for a daemon elsewhere",
+    )
+
+
+def _check_named_daemon(args: argparse.Namespace) -> list[Finding]:
     try:
         token = read_token_file(args.token_file) if args.token_file is not None else None
     except CredentialsError as error:

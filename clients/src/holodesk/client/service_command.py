@@ -8,16 +8,16 @@ the client starts at login with the connection settings given here.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 from holodesk.client.cli import Command
-from holodesk.client.connection_args import SERVER_ENV
+from holodesk.client.connection_args import SERVER_ENV, add_server_argument
 from holodesk.client.exit_codes import ExitCode
 from holodesk.platform.services.runner import ServiceError
 from holodesk.platform.services.select import ServiceManager, service_manager
 from holodesk.platform.services.spec import ServiceSpec
+from holodesk.proto.defaults import DEFAULT_ADDRESS
 
 DEFAULT_NAME = "holodesk-client"
 
@@ -25,11 +25,10 @@ DEFAULT_NAME = "holodesk-client"
 def configure(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="service_action", metavar="ACTION", required=True)
     install = actions.add_parser("install", help="install and start the client service")
-    install.add_argument(
-        "--server",
-        default=os.environ.get(SERVER_ENV),
-        metavar="HOST:PORT|unix:PATH",
-        help=f"the daemon the tray client talks to (default: ${SERVER_ENV})",
+    add_server_argument(
+        install,
+        f"the daemon the tray client talks to, written into the service (default: "
+        f"${SERVER_ENV}, else {DEFAULT_ADDRESS})",
     )
     for flag, what in (
         ("--token-file", "file holding the bearer token"),
@@ -81,7 +80,7 @@ def run(args: argparse.Namespace, manager: ServiceManager | None = None) -> int:
 
 def _install(args: argparse.Namespace, manager: ServiceManager) -> int:
     if not args.server:
-        print(f"holodesk service: give --server or set ${SERVER_ENV}", file=sys.stderr)
+        print("holodesk service: --server is empty: give HOST:PORT", file=sys.stderr)
         return int(ExitCode.USAGE)
     spec = ServiceSpec(
         name=args.name,

@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from holodesk.daemon import decoded_screens, frame_memory
+from holodesk.proto.defaults import DEFAULT_ADDRESS
 
 MIB = 1024 * 1024
-DEFAULT_LISTEN = "127.0.0.1:50051"
+DEFAULT_LISTEN = DEFAULT_ADDRESS
 UNIX_PREFIX = "unix:"
 # The default per-principal cap is max_sessions / FAIR_SHARE_DIVISOR: whatever one
 # caller does, at least this many callers can hold an equal share at once.
