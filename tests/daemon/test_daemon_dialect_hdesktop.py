@@ -26,7 +26,7 @@ from holodesk.daemon.actions import (
     TypeText,
 )
 from holodesk.daemon.dialects import DialectParseError, get_dialect
-from holodesk.daemon.dialects.hdesktop import UNSUPPORTED, HDesktopDialect
+from holodesk.daemon.dialects.hdesktop import HDesktopDialect
 from holodesk.daemon.dialects.hdesktop_plan import Goal, split_plan, with_plan
 from holodesk.daemon.dialects.hdesktop_schema import TOOL_NAMES, key_names
 from holodesk.daemon.dialects.hdesktop_tools import HANDLERS
@@ -198,14 +198,17 @@ def test_every_key_the_schema_allows_parses() -> None:
 
 
 def test_the_prompt_lists_every_tool_and_the_schema() -> None:
+    listed = [line.split("(")[0] for line in H.action_list().splitlines()]
+    assert listed == [f"- {name}" for name in TOOL_NAMES]
     system = H.spec.prompts.system
-    for name in TOOL_NAMES:
-        assert f"{name}(" in system
+    assert "{action_list}" in system
     assert "<output_format>\n{output_schema}\n</output_format>" in system
 
 
-def test_the_docstring_names_what_the_format_cannot_say() -> None:
-    assert {"click.count=3", "fail", "ask_user", "wait", "navigate"} <= set(UNSUPPORTED)
+def test_the_space_names_what_the_format_cannot_say() -> None:
+    assert H.action_space is not None
+    gaps = {option for gap in H.action_space.gaps for option in gap.options}
+    assert {"click.count=3", "fail", "ask_user", "wait", "navigate", "drag"} <= gaps
     assert isinstance(H, HDesktopDialect)
 
 

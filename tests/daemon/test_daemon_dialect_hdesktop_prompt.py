@@ -13,6 +13,7 @@ from holodesk.daemon.dialects import Dialect, get_dialect
 from holodesk.daemon.dialects.base import ParsedStep
 from holodesk.daemon.dialects.hdesktop import HDesktopDialect
 from holodesk.daemon.dialects.hdesktop_prompt import IMAGE_PLACEHOLDER
+from holodesk.daemon.dialects.values import key_names_text
 from holodesk.daemon.engines.base import ChatMessage, ImagePart
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
 from holodesk.daemon.geometry import Size
@@ -193,6 +194,8 @@ def test_the_system_prompt_holds_the_schema_and_the_coordinate_rule() -> None:
     system = run.prompts[0][0].text
     assert json.dumps(H.step_schema(), separators=(",", ":")) in system
     assert "integers in [0, 1000]" in system
+    assert H.action_list() in system
+    assert key_names_text() in system
 
 
 def test_a_user_reply_follows_the_screen_now() -> None:

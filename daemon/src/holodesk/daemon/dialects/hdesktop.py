@@ -33,7 +33,7 @@ the inverse, for the history):
 Keys: the contract's names plus pyautogui's ("esc", "cmd", "win", "pgdn", "shiftleft"
 ...) through `key_aliases`.
 
-What the format has no word for (UNSUPPORTED lists it for tests and docs): a triple
+What the format has no word for (hdesktop_space.GAPS, for tests and docs): a triple
 click; the back and forward buttons; modifiers held for one click or drag (said as
 key_down_desktop, the click, key_up_desktop over three steps); a lone mouse down or
 up, or a drag with another button, more points, held modifiers or a duration (the
@@ -56,10 +56,12 @@ from typing import Any
 
 from holodesk.daemon.actions import ActionKind, Click
 from holodesk.daemon.dialects import hdesktop_prompt, hdesktop_render, hdesktop_schema
+from holodesk.daemon.dialects.action_space import ActionSpace
 from holodesk.daemon.dialects.base import DialectParseError, LocatedTarget, ParsedStep
 from holodesk.daemon.dialects.coords import CoordinateConvention, ImageGeometry
 from holodesk.daemon.dialects.dialect import Dialect
 from holodesk.daemon.dialects.hdesktop_plan import Goal, with_plan
+from holodesk.daemon.dialects.hdesktop_space import hdesktop_action_space
 from holodesk.daemon.dialects.hdesktop_tools import tool_effect
 from holodesk.daemon.dialects.holo import HOLO_KEY_ALIASES
 from holodesk.daemon.dialects.holotron import HOLOTRON
@@ -70,21 +72,6 @@ from holodesk.daemon.engines.base import ChatMessage, ImagePart
 from holodesk.daemon.policies.base import StepContext
 
 _HINT = 'Answer {"note": ..., "thought": ..., "tool_call": {"tool_name": <tool>, ...}}.'
-
-# Contract actions and options the format cannot say, and how a model gets there.
-UNSUPPORTED: dict[str, str] = {
-    "click.count=3": "no triple click",
-    "click.button=back/forward": "click_desktop's buttons are left, right and middle",
-    "click.modifiers": "key_down_desktop, click_desktop, key_up_desktop over three steps",
-    "mouse_down": "only as the start of drag_to_desktop (left, where the pointer is)",
-    "mouse_up": "only as the end of drag_to_desktop (left, at x, y)",
-    "drag": "drag_to_desktop is mouse_down then mouse_up; no path, button, modifiers or duration",
-    "scroll.dx+dy": "one direction per scroll_desktop, at most 100 notches",
-    "wait": "no wait tool (update_plan is a step without an action)",
-    "fail": "no word: answer is the only ending",
-    "ask_user": "no word: answer is the only ending",
-    "navigate": "hotkey_desktop ctrl+l, then write_desktop with press_enter",
-}
 
 
 class HDesktopParser:
@@ -117,6 +104,10 @@ class HDesktopParser:
     def step_schema(self, spec: DialectSpec) -> dict[str, Any] | None:
         return hdesktop_schema.step_schema(spec.coordinates, spec.key_aliases)
 
+    def action_space(self, spec: DialectSpec) -> ActionSpace:
+        """The tools as data (hdesktop_space): the prompt's tool list, docs and gaps."""
+        return hdesktop_action_space(spec)
+
     def location_schema(self, spec: DialectSpec) -> dict[str, Any] | None:
         return hdesktop_schema.location_schema(spec.coordinates)
 
@@ -139,7 +130,9 @@ class HDesktopDialect(Dialect):
         self, context: StepContext, images: tuple[ImagePart, ...]
     ) -> tuple[ChatMessage, ...]:
         schema = self.parser.step_schema(self.spec)
-        return hdesktop_prompt.step_messages(self.spec, context, images, schema, _call)
+        return hdesktop_prompt.step_messages(
+            self.spec, context, images, schema, _call, self.action_list()
+        )
 
 
 def _call(
@@ -176,30 +169,13 @@ Screenshots are forgotten, notes are kept. Only what is new; null when nothing i
 and with which arguments. If an action failed before, do something else.
 - tool_call: exactly one tool call, following the schema below.
 
-Tools:
-- click_desktop(element, x, y, button="left"): click with the left, right or middle \
-button.
-- double_click_desktop(element, x, y): double-click.
-- move_to_desktop(element, x, y): move the pointer without clicking.
-- drag_to_desktop(element, x, y): press the left button where the pointer is now, \
-move to (x, y), release. Use move_to_desktop first to put the pointer where the drag \
-starts (selecting text, moving files, sliders).
-- scroll_desktop(element, x, y, direction, scroll_size=10): move the pointer to \
-(x, y), then scroll up, down, left or right by scroll_size wheel notches (1-100).
-- write_desktop(content, press_enter=false, overwrite=false): type text where the \
-keyboard focus is; click the field first when it has no focus. overwrite selects all \
-and deletes first; press_enter presses Enter afterwards.
-- hotkey_desktop(keys, repeat_count=1): press keys together and release them, e.g. \
-["ctrl", "s"]; repeat_count times.
-- hold_and_tap_key_desktop(hold_keys, tap_keys): hold keys down while tapping others \
-in order, e.g. hold ["shift"] and tap ["down", "down"].
-- key_down_desktop(key) / key_up_desktop(key): press a key and keep it down, release \
-it in a later step; always release what you press.
-- update_plan(goals): the whole plan, each goal a title that starts with a verb and a \
-status todo, running, done or failed, at most one running. Plan early for any task of \
-more than a few steps and keep the statuses current: the plan stays in view.
-- answer(content): end the task with the complete final answer, only once the task is \
-verifiably done.
+Tools (one per step; x and y are where, for the tools that take them):
+{action_list}
+Keys are named {key_names}.
+Put the pointer with move_to_desktop before drag_to_desktop; click a field before \
+write_desktop when it has no focus; release every key you press with key_down_desktop. \
+Plan early with update_plan for any task of more than a few steps and keep the \
+statuses current. Use answer only once the task is verifiably done.
 
 In element, describe the target so it cannot be mistaken: its visible text, its look, \
 where it is and what is next to it.

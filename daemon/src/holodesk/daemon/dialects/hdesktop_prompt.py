@@ -27,6 +27,7 @@ from holodesk.daemon.actions import ActionKind, ActionStatus, HistoryStep
 from holodesk.daemon.dialects.coords import ImageGeometry
 from holodesk.daemon.dialects.hdesktop_plan import Goal, plan_lines, split_plan
 from holodesk.daemon.dialects.spec import DialectSpec
+from holodesk.daemon.dialects.values import key_names_text
 from holodesk.daemon.engines.base import ChatMessage, ContentPart, ImagePart, TextPart
 from holodesk.daemon.policies.base import StepContext
 
@@ -45,20 +46,26 @@ def step_messages(
     images: tuple[ImagePart, ...],
     schema: dict[str, Any] | None,
     render: CallRenderer,
+    action_list: str = "",
 ) -> tuple[ChatMessage, ...]:
+    """`action_list`: the tools, a line each ({action_list}, from the action space)."""
     p = spec.prompts
     current = images[-1]
+    names = key_names_text()
     system = p.system.format(
         # Compact: the schema is in every prompt, and spaces are tokens.
         output_schema=json.dumps(schema, separators=(",", ":")) if schema else "",
         coordinate_rule=spec.coordinate_rule(current.width, current.height),
         image_width=current.width,
         image_height=current.height,
+        action_list=action_list,
+        key_names=names,
     )
     messages: list[ChatMessage] = []
     if system:
         messages.append(ChatMessage("system", (TextPart(system),)))
-    messages.append(_user(TextPart(p.task.format(task=context.task))))
+    task = p.task.format(task=context.task, action_list=action_list, key_names=names)
+    messages.append(_user(TextPart(task)))
     first = spec.first_history_step(context.step)
     memory = memory_text(context.history, first)
     if memory:
