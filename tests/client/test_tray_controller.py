@@ -11,14 +11,17 @@ from pathlib import Path
 
 import pytest
 
+from holodesk.client.cli import build_parser, load_commands
 from holodesk.client.safety.settings import SafetySettings
 from holodesk.client.session import SessionOptions
 from holodesk.client.tray.controller import TrayController
 from holodesk.client.tray.icon import MenuEntry, menu_entries
 from holodesk.client.tray.state import ServerProfile, TrayState, TrayStatus
+from holodesk.client.tray_command import chosen_servers
 from holodesk.platform.backends import fake
 from holodesk.platform.base import MouseButton
 from holodesk.platform.errors import BackendUnavailableError
+from holodesk.proto.defaults import DEFAULT_ADDRESS
 from holodesk.proto.v1 import agent_pb2
 
 from .scripted import Conversation, Script, ScriptedDaemon, click, done, key_down
@@ -232,3 +235,15 @@ def test_profiles_must_be_named_uniquely() -> None:
             ask_task=lambda: None,
             open_path=print,
         )
+
+
+def test_the_servers_named_replace_the_default_not_follow_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("HOLODESK_SERVER", "env-host:50051")
+    parser = build_parser(load_commands(group=None))
+    named = parser.parse_args(["tray", "--server", "lab=h:1", "--server", "h:2"])
+    assert chosen_servers(named.server) == ["lab=h:1", "h:2"]
+    assert chosen_servers(parser.parse_args(["tray"]).server) == ["env-host:50051"]
+    monkeypatch.delenv("HOLODESK_SERVER")
+    assert chosen_servers(parser.parse_args(["tray"]).server) == [DEFAULT_ADDRESS]

@@ -7,7 +7,6 @@ report and switches between daemons given as --server NAME=HOST:PORT.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import webbrowser
 from pathlib import Path
@@ -17,6 +16,7 @@ from holodesk.client.cli import Command
 from holodesk.client.connection_args import (
     SERVER_ENV,
     add_connection_arguments,
+    default_server,
     read_channel_settings,
 )
 from holodesk.client.credentials import CredentialsError
@@ -28,17 +28,16 @@ from holodesk.client.tray.icon import TrayIcon, TrayUnavailableError
 from holodesk.client.tray.reports import default_record_dir, report_for
 from holodesk.client.tray.state import ServerProfile
 from holodesk.platform.select import open_backend
+from holodesk.proto.defaults import DEFAULT_ADDRESS
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    default = os.environ.get(SERVER_ENV)
     parser.add_argument(
         "--server",
         action="append",
-        default=[default] if default else [],
         metavar="[NAME=]HOST:PORT",
         help=f"a daemon to offer in the menu, repeatable; the first is used at start "
-        f"(default: ${SERVER_ENV})",
+        f"(default: ${SERVER_ENV}, else {DEFAULT_ADDRESS})",
     )
     parser.add_argument("--backend", help="platform backend (default: this OS's own)")
     parser.add_argument(
@@ -62,13 +61,17 @@ def server_profiles(values: list[str], channel: ChannelSettings) -> list[ServerP
     return profiles
 
 
+def chosen_servers(given: list[str] | None) -> list[str]:
+    """The --server values, else the default one. Not argparse's default: an "append"
+    option adds what is given to its default, so $HOLODESK_SERVER came first."""
+    return given or [default_server()]
+
+
 def run(args: argparse.Namespace) -> int:
-    if not args.server:
-        print(f"holodesk tray: give --server or set ${SERVER_ENV}", file=sys.stderr)
-        return int(ExitCode.USAGE)
+    servers = chosen_servers(args.server)
     try:
         channel = read_channel_settings(args)
-        profiles = server_profiles(args.server, channel)
+        profiles = server_profiles(servers, channel)
     except (CredentialsError, ChannelError, ValueError) as error:
         print(f"holodesk tray: {error}", file=sys.stderr)
         return int(ExitCode.USAGE)
