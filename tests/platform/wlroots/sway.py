@@ -110,7 +110,8 @@ class Sway:
             check=False,
         )
         if result.returncode != 0:
-            raise RuntimeError(f"swaymsg {' '.join(args)} failed: {result.stderr.decode()}")
+            why = (result.stderr or result.stdout).decode(errors="replace").strip()
+            raise RuntimeError(f"swaymsg {' '.join(args)} failed: {why}")
         return json.loads(result.stdout or b"null")
 
     def command(self, command: str) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 from holodesk.platform.base import InputDriver, MouseButton
 from holodesk.platform.errors import InputError
 from holodesk.platform.keys import holds
-from holodesk.platform.text import KeyPress, chunk_text, plan_text
+from holodesk.platform.text import KeyPress, TextStep, chunk_text, plan_text
 from holodesk.platform.wayland.buttons import evdev_button
 from holodesk.platform.wlroots.connection import VIRTUAL_KEYBOARD, VIRTUAL_POINTER, WlrConnection
 from holodesk.platform.wlroots.keymap import Keymap, Stroke
@@ -48,6 +48,9 @@ class WlrInput(InputDriver):
         self._keymap = Keymap()
         self._down: dict[str, Stroke] = {}  # keys held, with the keycode each went down on
         self._position: tuple[int, int] | None = None
+        # Caps Lock as our presses left it: a virtual keyboard has its own lock state
+        # in the compositor, so this is exact, not a guess.
+        self._caps_locked = False
         self._epoch = time.monotonic()
         with connection.lock:
             seat = connection.bound["wl_seat"]
@@ -96,6 +99,8 @@ class WlrInput(InputDriver):
         stroke = self._down.get(key) or self._stroke_for_key(key)
         self._down[key] = stroke
         self._send_key(stroke.keycode, True)
+        if key == "capslock":
+            self._caps_locked = not self._caps_locked
 
     def _stroke_for_key(self, key: str) -> Stroke:
         """A held key's keycode: a named key's own, a character's US key when it
@@ -108,7 +113,20 @@ class WlrInput(InputDriver):
         return Stroke(self._slot_for(key))
 
     def type_text(self, text: str) -> None:
+        """Type `text` exactly: Caps Lock, if our presses turned it on, is switched
+        off around it (a letter's key would type the other case) and on again."""
         steps = plan_text(text)  # refuses control characters before anything is typed
+        caps = self._caps_locked and "capslock" not in self._down
+        if caps:
+            self._tap(Stroke(self._keymap.named("capslock")))
+        try:
+            self._type_steps(steps)
+        finally:
+            if caps:
+                self._tap(Stroke(self._keymap.named("capslock")))
+                self._connection.roundtrip()
+
+    def _type_steps(self, steps: list[TextStep]) -> None:
         for step in steps:
             if isinstance(step, KeyPress):
                 self._checkpoint()

@@ -72,7 +72,7 @@ class WlrScreen(ScreenSource):
         check_grab(region, self.virtual_desktop())
         canvas = Image.new("RGB", (region.width, region.height))
         for output in layout.outputs:
-            bounds = output.physical
+            bounds = layout.bounds(output)
             overlap = _intersection(bounds, region)
             if overlap is None:
                 continue
