@@ -5,6 +5,7 @@ parser, and the round trip through the history renderer."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,13 +26,15 @@ from holodesk.daemon.actions import (
     Scroll,
     TypeText,
 )
-from holodesk.daemon.dialects import DialectParseError, get_dialect
+from holodesk.daemon.dialects import DialectParseError, get_dialect, load_dialect
 from holodesk.daemon.dialects.hdesktop import HDesktopDialect
 from holodesk.daemon.dialects.hdesktop_plan import Goal, split_plan, with_plan
 from holodesk.daemon.dialects.hdesktop_schema import TOOL_NAMES, key_names
 from holodesk.daemon.dialects.hdesktop_tools import HANDLERS
 from holodesk.daemon.dialects.values import MODIFIER_KEYS, key_name
 from holodesk.daemon.geometry import Point, Size
+from holodesk.daemon.policies.model import ModelPolicy
+from holodesk.daemon.policies.registry import create_policy
 
 H = get_dialect("hdesktop")
 FRAME = Size(1000, 500)  # 0-1000: x maps 1:1, y halves
@@ -269,3 +272,28 @@ def test_schema_valid_calls_parse_and_render_back_to_the_same_actions(
     VALIDATOR.validate({"thought": "", "tool_call": rendered})
     # Coordinates come back as whole model units, which is what they were given in.
     assert H.parse_step(answer(rendered), geometry).actions == step.actions
+
+
+def test_the_daemon_option_and_a_dialect_file_based_on_it_give_the_harness_layout(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([answer({"tool_name": "answer", "content": "ok"})]))
+    policy = create_policy("scripted", {"script": str(script), "dialect": "hdesktop"})
+    assert isinstance(policy, ModelPolicy)
+    assert isinstance(policy.dialect, HDesktopDialect)
+    # A Holo2 checkpoint speaking the format: Holo2's image rule over the same dialect.
+    override = tmp_path / "holo2-desktop.toml"
+    override.write_text(
+        'base = "hdesktop"\nname = "holo2-desktop"\nhistory_images = 2\n'
+        '[resize]\nkind = "smart"\nfactor = 32\nmin_pixels = 4096\nmax_pixels = 2073600\n'
+    )
+    loaded = load_dialect(override)
+    assert isinstance(loaded, HDesktopDialect)
+    assert loaded.spec.parser == "hdesktop_json"
+    holo2 = get_dialect("holo").geometry(Size(1920, 1080)).model_image
+    assert loaded.geometry(Size(1920, 1080)).model_image == holo2
+    assert holo2 != H.geometry(Size(1920, 1080)).model_image  # the built-in's tiles
+    assert loaded.parse_step(
+        answer(at("click_desktop", 500, 500)), loaded.geometry(FRAME)
+    ).actions == (Click(Point(500, 250)),)
