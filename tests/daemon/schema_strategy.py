@@ -1,8 +1,8 @@
 """Hypothesis strategies for the values a JSON schema allows, the subset structured
 decoding backends (xgrammar, guidance) and our dialect schemas use: type, const,
 enum, anyOf, local $ref, properties / required / additionalProperties false,
-string minLength / maxLength, integer and number minimum / maximum, array items /
-minItems / maxItems.
+string minLength / maxLength or an anchored pattern, integer and number
+minimum / maximum, array items / minItems / maxItems.
 
 Why not hypothesis-jsonschema: its last release (0.23.1) breaks on the hypothesis
 this workspace pins (AttributeError: 'many' object has no attribute 'more'). A
@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 _KNOWN = {
     "type", "const", "enum", "anyOf", "$ref", "$defs", "properties", "required",
     "additionalProperties", "minLength", "maxLength", "minimum", "maximum", "items",
-    "minItems", "maxItems", "title", "description", "default",
+    "minItems", "maxItems", "title", "description", "default", "pattern",
 }  # fmt: skip
 
 
@@ -51,6 +51,10 @@ def _strategy(node: dict[str, Any], root: dict[str, Any]) -> st.SearchStrategy[A
             min_size=node.get("minItems", 0),
             max_size=node.get("maxItems", 6),
         )
+    if kind == "string" and "pattern" in node:
+        if "minLength" in node or "maxLength" in node:
+            raise NotImplementedError("pattern with a length bound")
+        return st.from_regex(node["pattern"], fullmatch=True)
     if kind == "string":
         return st.text(min_size=node.get("minLength", 0), max_size=node.get("maxLength", 40))
     if kind == "integer":

@@ -54,6 +54,8 @@ class ActionField:
     # Lists: fewest and most entries; text: fewest characters.
     min_items: int = 0
     max_items: int | None = None
+    # Text: a regular expression the whole value matches (schema "pattern").
+    pattern: str = ""
     # What an absent optional field means, in words (docs).
     default: str = ""
     # How the prompt's action list shows the value (free-text formats).

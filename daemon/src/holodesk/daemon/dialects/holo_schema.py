@@ -116,7 +116,9 @@ def _value(f: ActionField, convention: CoordinateConvention) -> dict[str, Any]:
     described = {"description": f.description}
     if f.kind == "text":
         out: dict[str, Any] = {"type": "string", **described}
-        if f.min_items:
+        if f.pattern:  # anchored: full match for every reader of the schema
+            out["pattern"] = f.pattern
+        elif f.min_items:
             out["minLength"] = f.min_items
         return out
     if f.kind in ("integer", "number"):

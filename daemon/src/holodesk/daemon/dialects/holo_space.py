@@ -301,7 +301,7 @@ def _control_forms(spec: DialectSpec) -> tuple[ActionForm, ...]:
     goto = ActionForm(
         "goto",
         "Open a web address in the browser.",
-        (ActionField("url", "text", "the address", min_items=1),),
+        (ActionField("url", "text", "the address (no spaces)", pattern=r"^\S+$"),),
         (Example({"url": "https://example.org/"}, (Navigate("https://example.org/"),)),),
     )
     back = ActionForm(
