@@ -55,6 +55,10 @@ def _program(name: str, package: str) -> str:
 
 @pytest.fixture
 def system_tray(xvfb: str) -> Iterator[None]:
+    # The X server shares this display with earlier tests: a tray that one of them
+    # stopped may still own the selection a moment after its process exited, and an
+    # icon that docks then asks a window that is gone (pystray never asks again).
+    _wait_for_tray_owner(xvfb, owned=False)
     trayer = subprocess.Popen(
         [
             _program("trayer", "trayer"),
@@ -71,16 +75,19 @@ def system_tray(xvfb: str) -> Iterator[None]:
     finally:
         trayer.terminate()
         trayer.wait(10)
+        _wait_for_tray_owner(xvfb, owned=False)
 
 
-def _wait_for_tray_owner(display_name: str) -> None:
-    """Icons dock only once a tray owns the _NET_SYSTEM_TRAY_S0 selection."""
+def _wait_for_tray_owner(display_name: str, *, owned: bool = True) -> None:
+    """Icons dock only once a tray owns the _NET_SYSTEM_TRAY_S0 selection (`owned`);
+    a stopped tray is gone only once the server has released it (not `owned`)."""
     display = Display(display_name)
     try:
         selection = display.intern_atom("_NET_SYSTEM_TRAY_S0")
         deadline = time.monotonic() + GUARD_S
-        while display.get_selection_owner(selection) == X.NONE:
-            assert time.monotonic() < deadline, "trayer never became the system tray"
+        while (display.get_selection_owner(selection) != X.NONE) != owned:
+            state = "became" if owned else "stopped being"
+            assert time.monotonic() < deadline, f"trayer never {state} the system tray"
             time.sleep(0.1)
     finally:
         display.close()
