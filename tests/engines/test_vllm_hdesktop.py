@@ -19,10 +19,11 @@ import pytest_asyncio
 
 from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.dialects.hdesktop_schema import TOOL_NAMES
-from holodesk.daemon.engines.base import SamplingParams, TextPart
+from holodesk.daemon.engines.base import GenerationRequest, SamplingParams, TextPart
 from holodesk.daemon.engines.vllm_engine import VllmEngine
 from holodesk.daemon.geometry import Size
-from tests.engines.support import chat_request, cpu_engine_args, needs_vllm, png
+from tests.engines.hdesktop_conversation import FRAME, conversation, short_dialect
+from tests.engines.support import TILE_TOKENS, chat_request, cpu_engine_args, needs_vllm, png
 from tests.support.tiny_models import TinyModel
 
 pytestmark = [
@@ -41,7 +42,7 @@ async def engine(tiny_model: TinyModel, vllm_env: None) -> AsyncIterator[VllmEng
         tiny_model.path,
         dtype="bfloat16",
         max_num_seqs=8,
-        images=1,
+        images=4,
         trust_remote_code=True,
         structured_outputs_config={"backend": "xgrammar", "disable_any_whitespace": True},
     )
@@ -89,3 +90,23 @@ async def test_every_answer_vllm_constrains_to_the_schema_parses(engine: VllmEng
         H.parse_step(result.text, geometry)  # never a DialectParseError
         tools.add(call["tool_name"])
     assert len(tools) >= 3, tools  # the grammar offered the tools, not one path
+
+
+async def test_the_harness_conversation_renders_through_the_chat_template(
+    engine: VllmEngine,
+) -> None:
+    """System, task, observations, assistant JSON turns and tool outputs, as the
+    checkpoint's chat template renders them: three screenshots reach the model, and
+    the constrained answer to it parses."""
+    dialect = short_dialect()
+    messages = conversation(dialect)
+    assert [m.role for m in messages] == [
+        "system", "user", "user", "assistant", "user", "user", "assistant", "user", "user",
+    ]  # fmt: skip
+    schema = short_strings(dialect.step_schema())
+    sampling = SamplingParams(max_tokens=400, temperature=1.0, seed=7)
+    result = await engine.generate(
+        GenerationRequest("hd-conversation", messages, sampling, json_schema=schema)
+    )
+    assert result.prompt_tokens > 3 * TILE_TOKENS
+    dialect.parse_step(result.text, dialect.geometry(FRAME))
