@@ -160,13 +160,12 @@ def test_without_a_server_run_looks_on_this_machine_like_the_daemon_listens(
     monkeypatch.delenv("HOLODESK_SERVER", raising=False)
     free = socket.socket()
     free.bind(("127.0.0.1", 0))  # a port nobody listens on, as the default's stand-in
-    monkeypatch.setattr(connection_args, "DEFAULT_ADDRESS", f"127.0.0.1:{free.getsockname()[1]}")
+    address = f"127.0.0.1:{free.getsockname()[1]}"
+    monkeypatch.setattr(connection_args, "DEFAULT_ADDRESS", address)
     with free:
         code = main(["run", "--backend", "fake", "--no-estop", "t"])
     assert code == ExitCode.DAEMON_ERROR
-    assert f"could not reach the daemon at {connection_args.DEFAULT_ADDRESS}" in (
-        capsys.readouterr().err
-    )
+    assert f"could not reach the daemon at {address}" in capsys.readouterr().err
     assert DEFAULT_LISTEN == defaults.DEFAULT_ADDRESS  # one address, both sides
 
 

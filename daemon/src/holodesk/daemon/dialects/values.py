@@ -17,8 +17,9 @@ from holodesk.daemon.geometry import Box, Point
 
 # The contract's key vocabulary (protos/holodesk/v1/action.proto), the daemon's one
 # copy: parsers, schemas, prompts and docs all read it from here. Its definition is
-# holodesk.platform.keys, which the daemon may not import (a GPU host does not install
-# the platform layer); tests/daemon/test_dialect_action_space.py holds the two equal.
+# the platform layer's keys module (platform/keys.py), which the daemon may not import
+# (a GPU host does not install the platform layer);
+# tests/daemon/test_dialect_action_space.py holds the two equal.
 MODIFIER_NAMES: tuple[str, ...] = ("ctrl", "shift", "alt", "meta")
 # Left/right-specific modifiers (keys only: a click or drag holds side-neutral ones).
 SIDED_MODIFIER_NAMES: tuple[str, ...] = tuple(
