@@ -1,0 +1,13 @@
+"""`holodesk mcp`: this desktop as a Model Context Protocol server.
+
+Any MCP host (Claude Desktop, Claude Code, Cursor, an agent of one's own) gets
+tools to look at the screen, act on it in screen pixels and hand a whole task to
+a holodesk daemon. Every input goes through the same safety guard as
+`holodesk run` (holodesk.client.safety): the MCP host is one more party that can
+only ask.
+
+Modules, one job each: desktop (the backend, the guard, screen-pixel actions),
+grounding (Locate through the daemon), tasks (a whole session and its report),
+tools (the MCP tool surface), transport (stdio and streamable HTTP), install
+(the hosts' configuration files), command (the CLI).
+"""

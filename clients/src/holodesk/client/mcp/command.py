@@ -1,0 +1,238 @@
+"""`holodesk mcp`: serve this desktop to MCP hosts; `holodesk mcp install HOST`.
+
+    holodesk mcp                                   # stdio: what a host starts
+    holodesk mcp --http 127.0.0.1:8765             # streamable HTTP at /mcp
+    holodesk mcp install claude-desktop|claude-code|cursor [--print] [--scope user|project]
+
+The server takes `holodesk run`'s own flags (the daemon and its credentials, the
+backend, the display, and every safety flag) through run_command's parsers, so the
+MCP tools and `holodesk run` are held to the same rules by the same code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+import platformdirs
+
+from holodesk.client.argtypes import non_negative_int
+from holodesk.client.backend_args import add_backend_arguments, url_options
+from holodesk.client.channel import ChannelError, check_settings
+from holodesk.client.cli import Command, command_error
+from holodesk.client.connection_args import add_server_argument
+from holodesk.client.credentials import CredentialsError
+from holodesk.client.exit_codes import ExitCode
+from holodesk.client.mcp import install as installing
+from holodesk.client.mcp.desktop import Desktop
+from holodesk.client.mcp.tools import ToolContext, build_server
+from holodesk.client.mcp.transport import (
+    DEFAULT_HTTP_PORT,
+    BindError,
+    check_bind,
+    parse_http_address,
+    serve_http,
+    serve_stdio,
+)
+from holodesk.client.render import Printer
+from holodesk.client.run_command import (
+    _configure_connection,
+    _configure_safety,
+    session_options,
+)
+from holodesk.platform.errors import PlatformError
+from holodesk.platform.select import open_backend
+
+
+def default_record_root() -> Path:
+    """Where run_task records its sessions (and their reports) unless --record says."""
+    return platformdirs.user_data_path("holodesk") / "mcp-recordings"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        help=f"serve streamable HTTP at http://HOST:PORT/mcp instead of stdio "
+        f"(e.g. 127.0.0.1:{DEFAULT_HTTP_PORT}; port 0 picks a free one)",
+    )
+    parser.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="let --http bind a non-loopback address (it has no authentication: "
+        "anyone who reaches it drives this desktop)",
+    )
+    add_server_argument(parser)
+    add_backend_arguments(parser, url_help="web backend: the page to open")
+    parser.add_argument(
+        "--display",
+        metavar="DISPLAY_ID|all",
+        help="the display run_task shows the agent (default: primary)",
+    )
+    parser.add_argument(
+        "--max-steps",
+        type=non_negative_int,
+        default=0,
+        help="run_task's step limit (0: the daemon's default)",
+    )
+    parser.add_argument("--policy", default="", help="daemon policy (default: the daemon's)")
+    parser.add_argument(
+        "--record",
+        type=Path,
+        metavar="DIR",
+        help=f"where run_task records sessions and writes their reports "
+        f"(default: {default_record_root()})",
+    )
+    _configure_connection(parser.add_argument_group("connection"))
+    _configure_safety(parser.add_argument_group("safety (as holodesk run)"))
+
+    actions = parser.add_subparsers(dest="mcp_action", metavar="install")
+    add = actions.add_parser(
+        "install",
+        help="add holodesk to an MCP host's configuration",
+        description="Add (or replace) the holodesk server in Claude Desktop's, Claude Code's "
+        "or Cursor's configuration file; everything else in the file is kept.",
+    )
+    add.add_argument("host", choices=installing.HOSTS, help="the MCP host")
+    _add_install_options(add, default=None)
+    add.add_argument(
+        "server_args",
+        nargs=argparse.REMAINDER,
+        metavar="-- FLAG",
+        help="flags for `holodesk mcp` when the host starts it, after --, "
+        "e.g. -- --server gpu-host:50051 --token-file ~/.holodesk/token",
+    )
+
+
+def _add_install_options(
+    parser: argparse.ArgumentParser, default: object = argparse.SUPPRESS
+) -> None:
+    """install's own options; parsed again from what follows HOST (argparse's
+    REMAINDER takes everything after it), so they may come before or after it."""
+    parser.add_argument(
+        "--print",
+        dest="print_only",
+        action="store_true",
+        default=False if default is None else default,
+        help="show the configuration and where it goes, without writing anything",
+    )
+    parser.add_argument(
+        "--scope",
+        choices=installing.SCOPES,
+        default="user" if default is None else default,
+        help="user: every project (default); project: this folder's .mcp.json "
+        "(Claude Code) or .cursor/mcp.json (Cursor)",
+    )
+    parser.add_argument(
+        "--name",
+        default=installing.DEFAULT_NAME if default is None else default,
+        help="the server's name there",
+    )
+
+
+def _split_install_args(args: argparse.Namespace) -> list[str]:
+    """Parse install's options that came after HOST into `args`; the server's flags
+    (those after --). ValueError for anything else after HOST."""
+    rest = list(args.server_args)
+    own, server_args = (
+        (rest[: rest.index("--")], rest[rest.index("--") + 1 :]) if ("--" in rest) else (rest, [])
+    )
+    later = argparse.ArgumentParser(prog="holodesk mcp install", add_help=False)
+    _add_install_options(later)
+    try:
+        _, unknown = later.parse_known_args(own, namespace=args)
+    except SystemExit:
+        raise ValueError(f"cannot read {' '.join(own)!r}") from None
+    if unknown:
+        raise ValueError(
+            f"unexpected {' '.join(unknown)!r}: flags for the server go after --, "
+            "e.g. holodesk mcp install cursor -- --server HOST:PORT"
+        )
+    return server_args
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.mcp_action == "install":
+        return _install(args)
+    return _serve(args)
+
+
+def _install(args: argparse.Namespace) -> int:
+    try:
+        server_args = _split_install_args(args)
+    except ValueError as error:
+        return command_error("mcp install", error)
+    entry = installing.server_entry(server_args)
+    try:
+        path = installing.config_path(args.host, args.scope)
+        if args.print_only:
+            print(f"# {path}")
+            print(installing.shown_config(args.host, entry, args.name))
+            if args.host == "claude-code":
+                print(f"# or: {installing.claude_mcp_add(entry, args.scope, args.name)}")
+            return ExitCode.SUCCEEDED
+        installing.install(args.host, path, entry, args.name)
+    except installing.InstallError as error:
+        return command_error("mcp install", error, ExitCode.FAILED)
+    print(f"added {args.name!r} to {path}; restart {args.host} to load it")
+    return ExitCode.SUCCEEDED
+
+
+def _serve(args: argparse.Namespace) -> int:
+    try:
+        address = None
+        if args.http is not None:
+            address = parse_http_address(args.http)
+            check_bind(address, args.allow_remote)
+        # Progress of run_task sessions goes to stderr (stdout may be the protocol).
+        options = session_options(args, Printer())
+        if args.server:
+            check_settings(args.server, options.channel)
+        opening = url_options(args.backend, args.url)
+    except (BindError, CredentialsError, ChannelError, ValueError) as error:
+        return command_error("mcp", str(error))
+    try:
+        backend = open_backend(args.backend, **opening)
+    except PlatformError as error:
+        print(f"holodesk: {error}", file=sys.stderr)
+        return ExitCode.BACKEND_UNAVAILABLE
+    desktop = Desktop(backend, options.safety)
+    context = ToolContext(
+        desktop=desktop,
+        server=args.server or "",
+        channel=options.channel,
+        session=options,
+        record_root=args.record or default_record_root(),
+    )
+    server = build_server(context)
+    try:
+        if address is None:
+            asyncio.run(serve_stdio(server))
+        else:
+            asyncio.run(serve_http(server, address))
+    except KeyboardInterrupt:
+        pass
+    except BindError as error:
+        return command_error("mcp", str(error))
+    finally:
+        desktop.release_all()
+        desktop.close()
+        backend.close()
+    return ExitCode.SUCCEEDED
+
+
+COMMAND = Command(
+    name="mcp",
+    help="serve this desktop to MCP hosts (Claude Desktop, Claude Code, Cursor); "
+    "`mcp install HOST` configures one",
+    description=(
+        "An MCP server (stdio, or streamable HTTP with --http) with tools to take "
+        "screenshots, click, type, press keys, scroll, drag and move in screen pixels, "
+        "locate elements through the daemon and run whole tasks through it. Every "
+        "action passes the same safety guard as `holodesk run`, with the same flags."
+    ),
+    configure=configure,
+    run=run,
+)

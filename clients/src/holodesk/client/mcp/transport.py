@@ -1,0 +1,117 @@
+"""How the MCP server is reached: stdio (a host starts it) or streamable HTTP.
+
+Streamable HTTP binds loopback unless told otherwise, like holodeskd: the tools
+drive this desktop, and the SDK's server has no authentication of its own, so a
+non-loopback address is refused without an explicit `--allow-remote`. The
+socket is bound before the server starts, so port 0 works and the address
+printed (on stderr) is the real one.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import sys
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+import uvicorn
+from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+
+DEFAULT_HTTP_PORT = 8765
+HTTP_PATH = "/mcp"
+
+
+class BindError(ValueError):
+    """The HTTP address is malformed, or not loopback without --allow-remote."""
+
+
+@dataclass(frozen=True)
+class HttpAddress:
+    host: str
+    port: int
+
+    @property
+    def loopback(self) -> bool:
+        if self.host.lower() == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            return False
+
+
+def parse_http_address(text: str) -> HttpAddress:
+    """`HOST:PORT`, `[::1]:PORT`, or a bare `PORT` on 127.0.0.1."""
+    text = text.strip()
+    if text.isdigit():
+        return HttpAddress("127.0.0.1", _port(text, text))
+    host, sep, port = text.rpartition(":")
+    if not sep or not host:
+        raise BindError(f"--http {text!r}: expected HOST:PORT (e.g. 127.0.0.1:{DEFAULT_HTTP_PORT})")
+    return HttpAddress(host.strip("[]"), _port(port, text))
+
+
+def _port(port: str, text: str) -> int:
+    if not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise BindError(f"--http {text!r}: the port must be 0-65535")
+    return int(port)
+
+
+def check_bind(address: HttpAddress, allow_remote: bool) -> None:
+    if not address.loopback and not allow_remote:
+        raise BindError(
+            f"--http {address.host}:{address.port} is not a loopback address: anyone who "
+            "reaches it could drive this desktop (the MCP server has no authentication); "
+            "bind 127.0.0.1, or pass --allow-remote on a network you control"
+        )
+
+
+async def serve_stdio(server: MCPServer[Any]) -> None:
+    await server.run_stdio_async()
+
+
+async def serve_http(
+    server: MCPServer[Any], address: HttpAddress, *, announce: TextIO | None = None
+) -> None:
+    """Serve until cancelled; prints `holodesk mcp: serving http://HOST:PORT/mcp`."""
+    family = socket.AF_INET6 if ":" in address.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((address.host, address.port))
+    except OSError as error:
+        sock.close()
+        raise BindError(f"cannot listen on {address.host}:{address.port}: {error}") from error
+    sock.listen(128)
+    sock.setblocking(False)
+    port = sock.getsockname()[1]
+    app = server.streamable_http_app(
+        streamable_http_path=HTTP_PATH,
+        host=address.host,
+        transport_security=_security(address, port),
+    )
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    shown_host = f"[{address.host}]" if family == socket.AF_INET6 else address.host
+    print(
+        f"holodesk mcp: serving http://{shown_host}:{port}{HTTP_PATH}",
+        file=announce or sys.stderr,
+        flush=True,
+    )
+    try:
+        await uvicorn.Server(config).serve(sockets=[sock])
+    finally:
+        sock.close()
+
+
+def _security(address: HttpAddress, port: int) -> TransportSecuritySettings | None:
+    """DNS-rebinding protection for a loopback server: only loopback Host headers (a
+    web page elsewhere cannot reach the desktop through the user's browser)."""
+    if not address.loopback:
+        return None  # --allow-remote: the operator chose who may reach it
+    hosts = [f"{h}:{port}" for h in ("127.0.0.1", "localhost", "[::1]")]
+    origins = [f"http://{h}" for h in hosts]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+    )

@@ -1,0 +1,189 @@
+"""`holodesk mcp` over stdio, driven by the MCP SDK's own client, on a real Xvfb.
+
+The server is a real subprocess; the desktop is the session's Xvfb with the Tk
+probe app, which logs every event the X server delivers to it. Nothing is mocked:
+a screenshot is checked pixel by pixel against the probe's colours, a click must
+reach the probe's button, typed text must land in its entry, and a denied chord
+must be refused by the same guard `holodesk run` uses and never reach the app.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from holodesk.daemon.policies.ocr.policy import OcrPolicy
+from tests.daemon.support import running_daemon
+from tests.support.probe import CONTROL_MASK, ProbeApp
+
+from .mcp_support import geometry_of, image_of, stdio_session, structured, text_of
+
+pytestmark = [pytest.mark.x11, pytest.mark.e2e]
+
+TOOLS = {
+    "screenshot",
+    "list_displays",
+    "click",
+    "move",
+    "type_text",
+    "key",
+    "scroll",
+    "drag",
+    "locate",
+    "run_task",
+}
+
+
+@pytest.fixture
+def probe(xvfb: str, tmp_path: Path) -> Iterator[ProbeApp]:
+    app = ProbeApp.start(xvfb, tmp_path / "probe.jsonl")
+    yield app
+    app.stop()
+
+
+def _rgb(hex_colour: str) -> tuple[int, int, int]:
+    value = hex_colour.lstrip("#")
+    return int(value[0:2], 16), int(value[2:4], 16), int(value[4:6], 16)
+
+
+async def test_tools_are_listed_and_a_screenshot_shows_the_real_screen(
+    xvfb: str, probe: ProbeApp, tmp_path: Path
+) -> None:
+    async with stdio_session(xvfb, tmp_path / "mcp.err") as session:
+        listed = await session.list_tools()
+        assert {tool.name for tool in listed.tools} >= TOOLS
+        click = next(tool for tool in listed.tools if tool.name == "click")
+        assert {"x", "y", "button", "count", "modifiers"} <= set(click.input_schema["properties"])
+
+        shot = await session.call_tool("screenshot", {})
+        assert not shot.is_error, text_of(shot)
+        image = image_of(shot).convert("RGB")
+        assert image.size == (1280, 800)
+        assert geometry_of(shot) == {
+            "display": "all",
+            "origin_x": 0,
+            "origin_y": 0,
+            "width": 1280,
+            "height": 800,
+        }
+        # Image pixels are screen pixels: the probe's swatch and canvas are where
+        # the probe says it put them, in their colours.
+        for widget, colour in (("swatch", "swatch"), ("canvas", "canvas")):
+            x, y = probe.widgets[widget].center
+            assert image.getpixel((x, y)) == _rgb(probe.colors[colour]), widget
+
+        displays = structured(await session.call_tool("list_displays", {}))["displays"]
+        assert [(d["width"], d["height"], d["primary"]) for d in displays] == [(1280, 800, True)]
+        one = await session.call_tool("screenshot", {"display": displays[0]["id"]})
+        assert image_of(one).size == (1280, 800)
+        missing = await session.call_tool("screenshot", {"display": "no-such-display"})
+        assert missing.is_error
+        assert "no display 'no-such-display'" in text_of(missing)
+
+
+async def test_click_type_and_keys_reach_the_app_through_the_guard(
+    xvfb: str, probe: ProbeApp, tmp_path: Path
+) -> None:
+    async with stdio_session(xvfb, tmp_path / "mcp.err") as session:
+        ok_x, ok_y = probe.widgets["ok"].center
+        clicked = structured(await session.call_tool("click", {"x": ok_x, "y": ok_y}))
+        assert clicked["status"] == "ok"
+        probe.wait_for_event("command")
+        press = probe.wait_for_event("press", num=1, widget="ok")
+        assert (press["x_root"], press["y_root"]) == (ok_x, ok_y)
+
+        entry_x, entry_y = probe.widgets["entry"].center
+        structured(await session.call_tool("click", {"x": entry_x, "y": entry_y}))
+        probe.wait_for_event("focus", widget="entry")
+        structured(await session.call_tool("type_text", {"text": "héllo wörld"}))
+        probe.wait_for_entry("héllo wörld")
+        structured(await session.call_tool("key", {"keys": "backspace"}))
+        probe.wait_for_entry("héllo wörl")
+        structured(await session.call_tool("key", {"keys": "ctrl+a"}))
+        chord = probe.wait_for_event("key", keysym="a", widget="entry")
+        assert chord["state"] & CONTROL_MASK
+
+        # A right double-click with shift held, in screen pixels.
+        cx, cy = probe.widgets["canvas"].center
+        args = {"x": cx, "y": cy, "button": "right", "count": 2, "modifiers": ["shift"]}
+        structured(await session.call_tool("click", args))
+        double = probe.wait_for_event("multi", count=2, num=3, widget="canvas")
+        assert double["widget"] == "canvas"
+
+        # A point on no display is refused by the executor's mapping, not clamped.
+        off = await session.call_tool("click", {"x": 5000, "y": 10})
+        assert off.is_error
+        assert "outside the frame" in text_of(off)
+
+
+async def test_a_denied_chord_is_refused_by_the_guard_and_never_sent(
+    xvfb: str, probe: ProbeApp, tmp_path: Path
+) -> None:
+    async with stdio_session(xvfb, tmp_path / "mcp.err", "--deny-chord", "ctrl+shift+k") as session:
+        entry_x, entry_y = probe.widgets["entry"].center
+        structured(await session.call_tool("click", {"x": entry_x, "y": entry_y}))
+        probe.wait_for_event("focus", widget="entry")
+
+        # The built-in denylist, and one added with --deny-chord (named in any order).
+        for chord, named in (
+            ("ctrl+alt+delete", "ctrl+alt+delete"),
+            ("shift+ctrl+k", "ctrl+shift+k"),
+        ):
+            refused = await session.call_tool("key", {"keys": chord})
+            assert refused.is_error, chord
+            message = text_of(refused)
+            assert f"rejected: key {chord}: the key chord {named} is denied" in message
+
+        # The X server delivers in order: once the marker arrives, anything the
+        # refused chords had sent would have arrived before it.
+        structured(await session.call_tool("type_text", {"text": "m"}))
+        probe.wait_for_entry("m")
+        pressed = {event["keysym"] for event in probe.events("key")}
+        assert pressed == {"m"}, pressed
+
+
+async def test_run_task_and_locate_go_through_a_real_daemon_with_the_ocr_policy(
+    xvfb: str, probe: ProbeApp, tmp_path: Path
+) -> None:
+    recordings = tmp_path / "recordings"
+    async with running_daemon([OcrPolicy()]) as daemon:
+        flags = ("--server", daemon.running.address, "--record", str(recordings))
+        async with stdio_session(xvfb, tmp_path / "mcp.err", *flags) as session:
+            found = structured(await session.call_tool("locate", {"description": "OK"}))
+            assert found["found"] is True, found
+            ok = probe.widgets["ok"]
+            assert ok.contains(found["x"], found["y"]), (found, ok)
+            box = found["box"]
+            assert ok.contains(box["x"], box["y"])
+            absent = structured(
+                await session.call_tool("locate", {"description": "Definitely Not Here"})
+            )
+            assert absent["found"] is False
+
+            result = await session.call_tool("run_task", {"task": 'click "OK"'})
+            ran = structured(result)
+    assert ran["outcome"] == "succeeded", ran
+    probe.wait_for_event("command")
+    check_run(ran, recordings)
+
+
+def check_run(ran: dict[str, Any], recordings: Path) -> None:
+    """run_task's summary names its steps, its recording and `holodesk report`'s page."""
+    assert ran["steps"] >= 1
+    actions = [a for step in ran["history"] for a in step["actions"]]
+    assert any(a["action"].startswith("click") and a["result"].startswith("ok") for a in actions)
+    recording = Path(ran["recording"])
+    assert recording.parent == recordings
+    assert recording.is_dir()
+    report = Path(ran["report"])
+    assert report.parent == recordings
+    assert report.suffix == ".html"
+    # `holodesk report`'s page: the task as its title, and the step's frame inline.
+    page = report.read_text(encoding="utf-8")
+    task = html.escape('click "OK"')
+    assert f'<h1 class="task">{task}</h1>' in page
+    assert "data:image/" in page
