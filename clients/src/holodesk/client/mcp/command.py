@@ -133,23 +133,34 @@ def _add_install_options(
 
 
 def _split_install_args(args: argparse.Namespace) -> list[str]:
-    """Parse install's options that came after HOST into `args`; the server's flags
-    (those after --). ValueError for anything else after HOST."""
+    """Parse install's options that came after HOST into `args`; return the server's
+    flags, checked to start `holodesk mcp` (ValueError says why not).
+
+    argparse hands everything after HOST over as one list, and drops a `--` that
+    comes right after HOST, so the list is split here: install's own options
+    (--print, --scope, --name: no `holodesk mcp` flag has these names) are taken
+    out, and the rest must be flags `holodesk mcp` accepts."""
     rest = list(args.server_args)
-    own, server_args = (
-        (rest[: rest.index("--")], rest[rest.index("--") + 1 :]) if ("--" in rest) else (rest, [])
-    )
     later = argparse.ArgumentParser(prog="holodesk mcp install", add_help=False)
     _add_install_options(later)
     try:
-        _, unknown = later.parse_known_args(own, namespace=args)
+        if "--" in rest:
+            cut = rest.index("--")
+            later.parse_args(rest[:cut], namespace=args)
+            server_args = rest[cut + 1 :]
+        else:
+            _, server_args = later.parse_known_args(rest, namespace=args)
     except SystemExit:
-        raise ValueError(f"cannot read {' '.join(own)!r}") from None
-    if unknown:
+        raise ValueError(f"cannot read {' '.join(rest)!r}") from None
+    serve = argparse.ArgumentParser(prog="holodesk mcp", add_help=False)
+    configure(serve)
+    try:
+        serve.parse_args(server_args)
+    except SystemExit:
         raise ValueError(
-            f"unexpected {' '.join(unknown)!r}: flags for the server go after --, "
-            "e.g. holodesk mcp install cursor -- --server HOST:PORT"
-        )
+            f"holodesk mcp would not start with {' '.join(server_args)!r} "
+            "(flags for the server go after --, e.g. -- --server HOST:PORT)"
+        ) from None
     return server_args
 
 
