@@ -8,6 +8,9 @@ character; the real one holds the whole schema), the layout is the dialect's own
 
 from __future__ import annotations
 
+import copy
+from typing import Any
+
 from holodesk.daemon.actions import Action, ActionResult, ActionStatus, Click, HistoryStep
 from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.dialects.hdesktop import HDesktopDialect
@@ -39,3 +42,23 @@ def conversation(dialect: HDesktopDialect, images: int = 3) -> tuple[ChatMessage
     frames = tuple(EncodedFrame(f"f{n}", FRAME, ImageEncoding.PNG) for n in (1, 2, 3))
     context = StepContext("s", "Save the file.", 3, frames=frames, history=history)
     return dialect.step_messages(context, tuple(png(512, 512, n) for n in range(images)))
+
+
+def short_strings(node: Any) -> Any:
+    """The schema with every free string at most 6 characters and lists at most 2."""
+    node = copy.deepcopy(node)
+
+    def walk(n: Any) -> None:
+        if isinstance(n, list):
+            for item in n:
+                walk(item)
+        elif isinstance(n, dict):
+            if n.get("type") == "string" and "enum" not in n and "const" not in n:
+                n["maxLength"] = min(n.get("maxLength", 6), 6)
+            if n.get("type") == "array":
+                n["maxItems"] = min(n.get("maxItems", 2), 2)
+            for value in n.values():
+                walk(value)
+
+    walk(node)
+    return node

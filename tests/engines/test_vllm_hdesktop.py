@@ -9,10 +9,8 @@ used here, only so that random answers end within a few hundred tokens on 2 core
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -22,7 +20,7 @@ from holodesk.daemon.dialects.hdesktop_schema import TOOL_NAMES
 from holodesk.daemon.engines.base import GenerationRequest, SamplingParams, TextPart
 from holodesk.daemon.engines.vllm_engine import VllmEngine
 from holodesk.daemon.geometry import Size
-from tests.engines.hdesktop_conversation import FRAME, conversation, short_dialect
+from tests.engines.hdesktop_conversation import FRAME, conversation, short_dialect, short_strings
 from tests.engines.support import TILE_TOKENS, chat_request, cpu_engine_args, needs_vllm, png
 from tests.support.tiny_models import TinyModel
 
@@ -50,26 +48,6 @@ async def engine(tiny_model: TinyModel, vllm_env: None) -> AsyncIterator[VllmEng
     await engine.start()
     yield engine
     await engine.close()
-
-
-def short_strings(node: Any) -> Any:
-    """The schema with every free string at most 6 characters and lists at most 2."""
-    node = copy.deepcopy(node)
-
-    def walk(n: Any) -> None:
-        if isinstance(n, list):
-            for item in n:
-                walk(item)
-        elif isinstance(n, dict):
-            if n.get("type") == "string" and "enum" not in n and "const" not in n:
-                n["maxLength"] = min(n.get("maxLength", 6), 6)
-            if n.get("type") == "array":
-                n["maxItems"] = min(n.get("maxItems", 2), 2)
-            for value in n.values():
-                walk(value)
-
-    walk(node)
-    return node
 
 
 async def test_every_answer_vllm_constrains_to_the_schema_parses(engine: VllmEngine) -> None:
