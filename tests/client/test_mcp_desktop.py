@@ -9,7 +9,11 @@ must be refused by the same guard `holodesk run` uses and never reach the app.
 
 from __future__ import annotations
 
+import asyncio
 import html
+import os
+import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -187,3 +191,33 @@ def check_run(ran: dict[str, Any], recordings: Path) -> None:
     task = html.escape('click "OK"')
     assert f'<h1 class="task">{task}</h1>' in page
     assert "data:image/" in page
+
+
+@pytest.mark.skipif(shutil.which("xdotool") is None, reason="needs xdotool to press the hotkey")
+async def test_the_emergency_stop_hotkey_refuses_every_later_action(
+    xvfb: str, probe: ProbeApp, tmp_path: Path
+) -> None:
+    async with stdio_session(xvfb, tmp_path / "mcp.err") as session:
+        x, y = probe.widgets["canvas"].center
+        structured(await session.call_tool("move", {"x": x, "y": y}))
+        # A person presses holodesk run's emergency stop (the server listens for it
+        # before it answers anything).
+        await asyncio.to_thread(
+            subprocess.run,
+            ["xdotool", "key", "ctrl+alt+shift+Escape"],
+            env={**os.environ, "DISPLAY": xvfb},
+            check=True,
+        )
+        while not (moved := await session.call_tool("move", {"x": x, "y": y})).is_error:
+            pass  # until the listener's thread has seen it (moves here are harmless)
+        assert "emergency stop (ctrl+alt+shift+escape) pressed" in text_of(moved)
+        ok_x, ok_y = probe.widgets["ok"].center
+        clicked = await session.call_tool("click", {"x": ok_x, "y": ok_y})
+        assert clicked.is_error
+        assert "acts no more until it is restarted" in text_of(clicked)
+        ran = await session.call_tool("run_task", {"task": 'click "OK"'})
+        assert ran.is_error
+        assert "emergency stop" in text_of(ran)
+        # Still one more look at the screen: stopping the agent is not blinding it.
+        assert not (await session.call_tool("screenshot", {})).is_error
+    assert probe.events("command") == []

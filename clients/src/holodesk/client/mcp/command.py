@@ -15,8 +15,10 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
+from typing import Any
 
 import platformdirs
+from mcp.server.mcpserver import MCPServer
 
 from holodesk.client.argtypes import non_negative_int
 from holodesk.client.backend_args import add_backend_arguments, url_options
@@ -31,6 +33,7 @@ from holodesk.client.mcp.tools import ToolContext, build_server
 from holodesk.client.mcp.transport import (
     DEFAULT_HTTP_PORT,
     BindError,
+    HttpAddress,
     check_bind,
     parse_http_address,
     serve_http,
@@ -219,10 +222,7 @@ def _serve(args: argparse.Namespace) -> int:
     )
     server = build_server(context)
     try:
-        if address is None:
-            asyncio.run(serve_stdio(server))
-        else:
-            asyncio.run(serve_http(server, address))
+        asyncio.run(_serve_desktop(server, desktop, address))
     except KeyboardInterrupt:
         pass
     except BindError as error:
@@ -232,6 +232,22 @@ def _serve(args: argparse.Namespace) -> int:
         desktop.close()
         backend.close()
     return ExitCode.SUCCEEDED
+
+
+async def _serve_desktop(
+    server: MCPServer[Any], desktop: Desktop, address: HttpAddress | None
+) -> None:
+    """Serve with the emergency-stop hotkey held, as `holodesk run` holds it."""
+    problem = await desktop.start_hotkey()
+    if problem:
+        print(f"holodesk mcp: {problem}; stop it by ending the process", file=sys.stderr)
+    try:
+        if address is None:
+            await serve_stdio(server)
+        else:
+            await serve_http(server, address)
+    finally:
+        await desktop.stop_hotkey()
 
 
 COMMAND = Command(

@@ -15,14 +15,22 @@ no display fails instead of clicking somewhere else).
 Every backend call runs on one worker thread, in order, as in a session (OS input
 APIs can be thread-affine), and one asyncio lock lets one user at a time drive
 the desktop: a tool call, or a whole run_task session.
+
+The emergency-stop hotkey of `holodesk run` (SafetySettings.emergency_stop) is
+held for the server's whole life: pressing it cuts the running action off between
+its input events, releases what is held, and refuses every later action until
+`holodesk mcp` is restarted, since an agent that kept going after a person said
+stop would make the hotkey worthless. A run_task session listens for the same
+hotkey itself, so it is lent to the session meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -32,11 +40,12 @@ from holodesk.client import actions as a
 from holodesk.client.capture import ALL_DISPLAYS, find_display
 from holodesk.client.executor import ActionExecutor
 from holodesk.client.frames import Encoding, SentFrame
-from holodesk.client.halt import Halt
+from holodesk.client.halt import Halt, HaltReason
 from holodesk.client.safety import SafetyGuard, SafetySettings
 from holodesk.client.safety.redact import redact
 from holodesk.data.png import encode_png
 from holodesk.platform.base import Backend, DisplayInfo, Region
+from holodesk.platform.safety.hotkeys import HotkeyError, HotkeyListener
 
 T = TypeVar("T")
 
@@ -65,6 +74,51 @@ class Desktop:
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="holodesk-mcp")
         # One user of the desktop at a time: a tool call, or a whole session.
         self.lock = asyncio.Lock()
+        # Set for good by the emergency-stop hotkey: every later action is refused.
+        self._halt = Halt()
+        self._hotkey: HotkeyListener | None = None
+
+    @property
+    def stopped(self) -> str:
+        """Why this desktop acts no more ('' while it may)."""
+        state = self._halt.state
+        return state.message if state is not None else ""
+
+    async def start_hotkey(self) -> str:
+        """Listen for the emergency-stop hotkey; '' or why there is none (a warning)."""
+        chord = self._safety.emergency_stop
+        if chord is None or self._hotkey is not None:
+            return ""
+        message = (
+            f"emergency stop ({chord}) pressed: holodesk mcp acts no more until it is restarted"
+        )
+
+        def stop() -> None:  # on the listener's thread; Halt is thread-safe
+            self._halt.trigger(HaltReason.EMERGENCY_STOP, message)
+
+        listener = HotkeyListener(chord, stop)
+        try:
+            await asyncio.to_thread(listener.start)
+        except HotkeyError as error:
+            return f"no emergency-stop hotkey: {error}"
+        self._hotkey = listener
+        return ""
+
+    async def stop_hotkey(self) -> None:
+        listener, self._hotkey = self._hotkey, None
+        if listener is not None:
+            await asyncio.to_thread(listener.stop)
+
+    @contextlib.asynccontextmanager
+    async def hotkey_lent(self) -> AsyncIterator[None]:
+        """Stop listening while a session listens for the same hotkey, then again."""
+        listening = self._hotkey is not None
+        await self.stop_hotkey()
+        try:
+            yield
+        finally:
+            if listening:
+                await self.start_hotkey()
 
     @property
     def backend(self) -> Backend:
@@ -125,7 +179,7 @@ class Desktop:
         identified = dataclasses.replace(
             _in_frame(action, desktop), action_id=uuid.uuid4().hex, frame_id=SCREEN_FRAME_ID
         )
-        report = self._executor.execute([identified], Halt())
+        report = self._executor.execute([identified], self._halt)
         (result,) = report.results
         if report.release_error:
             return dataclasses.replace(result, error=f"{result.error}; {report.release_error}")

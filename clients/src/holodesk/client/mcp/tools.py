@@ -256,9 +256,12 @@ def build_server(context: ToolContext) -> MCPServer[Any]:
         if max_steps:
             options = dataclasses.replace(options, max_steps=max_steps)
         async with desktop.lock:
-            return await tasks.run_task(
-                address, task, desktop.backend, options, context.record_root
-            )
+            if desktop.stopped:
+                raise ToolError(desktop.stopped)
+            async with desktop.hotkey_lent():
+                return await tasks.run_task(
+                    address, task, desktop.backend, options, context.record_root
+                )
 
     return server
 
