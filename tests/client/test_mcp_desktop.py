@@ -22,7 +22,7 @@ import pytest
 
 from holodesk.daemon.policies.ocr.policy import OcrPolicy
 from tests.daemon.support import running_daemon
-from tests.support.probe import CONTROL_MASK, ProbeApp
+from tests.support.probe import BUTTON1_MASK, CONTROL_MASK, ProbeApp, wheel_notches
 
 from .mcp_support import geometry_of, image_of, stdio_session, structured, text_of
 
@@ -168,11 +168,21 @@ async def test_run_task_and_locate_go_through_a_real_daemon_with_the_ocr_policy(
             )
             assert absent["found"] is False
 
-            result = await session.call_tool("run_task", {"task": 'click "OK"'})
+            told: list[tuple[float, str | None]] = []
+
+            async def progress(step: float, total: float | None, message: str | None) -> None:
+                told.append((step, message))
+
+            result = await session.call_tool(
+                "run_task", {"task": 'click "OK"'}, progress_callback=progress
+            )
             ran = structured(result)
     assert ran["outcome"] == "succeeded", ran
     probe.wait_for_event("command")
     check_run(ran, recordings)
+    # Every step was told as it ended, in order (MCP progress notifications).
+    assert [step for step, _ in told] == [float(s["step"]) for s in ran["history"]]
+    assert all(message and message.startswith(f"step {int(step)}: ") for step, message in told)
 
 
 def check_run(ran: dict[str, Any], recordings: Path) -> None:
@@ -221,3 +231,32 @@ async def test_the_emergency_stop_hotkey_refuses_every_later_action(
         # Still one more look at the screen: stopping the agent is not blinding it.
         assert not (await session.call_tool("screenshot", {})).is_error
     assert probe.events("command") == []
+
+
+async def test_move_drag_and_scroll_land_on_the_screen_pixels_given(
+    xvfb: str, probe: ProbeApp, tmp_path: Path
+) -> None:
+    canvas = probe.widgets["canvas"]
+    cx, cy = canvas.center
+    start = (canvas.x + 20, canvas.y + 20)
+    end = (canvas.x + canvas.width - 20, canvas.y + canvas.height - 20)
+    async with stdio_session(xvfb, tmp_path / "mcp.err") as session:
+        structured(await session.call_tool("move", {"x": cx, "y": cy}))
+        probe.wait_for_event("motion", x_root=cx, y_root=cy)
+
+        dragged = {"path": [list(start), [cx, cy], list(end)], "duration_ms": 100}
+        structured(await session.call_tool("drag", dragged))
+        pressed = probe.wait_for_event("press", num=1, widget="canvas")
+        released = probe.wait_for_event("release", num=1, widget="canvas")
+        assert (pressed["x_root"], pressed["y_root"]) == start
+        assert (released["x_root"], released["y_root"]) == end
+        held = [e for e in probe.events("motion") if e["state"] & BUTTON1_MASK]
+        assert (held[-1]["x_root"], held[-1]["y_root"]) == end
+
+        structured(await session.call_tool("scroll", {"x": cx, "y": cy, "dy": 2}))
+        structured(await session.call_tool("scroll", {"x": cx, "y": cy, "dx": -1}))
+        probe.wait_for(lambda events: len(wheel_notches(events)) == 3)
+        assert wheel_notches(probe.events()) == [(0, 1), (0, 1), (-1, 0)]
+
+        short = await session.call_tool("drag", {"path": [list(start)]})
+        assert short.is_error

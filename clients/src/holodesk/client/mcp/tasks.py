@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,15 +34,63 @@ def no_one_to_ask(question: str) -> str:
     )
 
 
+# Told after every step: (step, the step limit or None, one line about it).
+Progress = Callable[[int, int | None, str], Awaitable[None]]
+
+
 async def run_task(
-    server: str, task: str, backend: Backend, options: SessionOptions, record_root: Path
+    server: str,
+    task: str,
+    backend: Backend,
+    options: SessionOptions,
+    record_root: Path,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """Run the session to its end; a JSON-ready summary with the report's path."""
+    """Run the session to its end; a JSON-ready summary with the report's path.
+
+    `progress` hears of every step as it ends (MCP progress notifications: a host
+    shows them, and they tell it a long task is alive rather than hung)."""
     await asyncio.to_thread(record_root.mkdir, parents=True, exist_ok=True)
     options = dataclasses.replace(options, record_dir=record_root, ask_user=no_one_to_ask)
-    outcome = await run_session(server, task, backend, options)
+    told: list[asyncio.Task[None]] = []
+    if progress is not None:
+        options = dataclasses.replace(options, on_step=_telling(options, progress, told))
+    try:
+        outcome = await run_session(server, task, backend, options)
+    finally:
+        # In order, and every one settled before the result (a host drops progress
+        # that comes after it); a host gone away must not fail the task.
+        await asyncio.gather(*told, return_exceptions=True)
     report, report_error = write_page(outcome)
     return summary(outcome, report, report_error)
+
+
+def _telling(
+    options: SessionOptions, progress: Progress, told: list[asyncio.Task[None]]
+) -> Callable[[StepRecord], None]:
+    """on_step: the options' own (progress on stderr), then the host's notification."""
+    printed = options.on_step
+    limit = options.max_steps or None
+    loop = asyncio.get_running_loop()
+    previous: asyncio.Task[None] | None = None
+
+    def on_step(record: StepRecord) -> None:
+        nonlocal previous
+        if printed is not None:
+            printed(record)
+        actions = "; ".join(describe(action) for action in record.actions)
+        line = f"step {record.step}: {record.thought or actions}"
+        after = previous
+
+        async def tell() -> None:
+            if after is not None:
+                await asyncio.gather(after, return_exceptions=True)
+            await progress(record.step, limit, line)
+
+        previous = loop.create_task(tell())
+        told.append(previous)
+
+    return on_step
 
 
 def write_page(outcome: SessionOutcome) -> tuple[str, str]:

@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 
 import grpc
 import grpc.aio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import Field
@@ -245,6 +245,8 @@ def build_server(context: ToolContext) -> MCPServer[Any]:
             Field(description="HOST:PORT of the daemon; omit for the one holodesk mcp was given"),
         ] = None,
         max_steps: Annotated[int, Field(ge=0, description="0: the daemon's default")] = 0,
+        *,
+        ctx: Context,
     ) -> dict[str, Any]:
         """Hand a whole task to the holodesk daemon's agent, which sees and acts on this
         desktop until it is done (as `holodesk run` does); returns the outcome, the
@@ -260,7 +262,12 @@ def build_server(context: ToolContext) -> MCPServer[Any]:
                 raise ToolError(desktop.stopped)
             async with desktop.hotkey_lent():
                 return await tasks.run_task(
-                    address, task, desktop.backend, options, context.record_root
+                    address,
+                    task,
+                    desktop.backend,
+                    options,
+                    context.record_root,
+                    progress=ctx.report_progress,
                 )
 
     return server
