@@ -170,11 +170,13 @@ async def test_run_task_and_locate_go_through_a_real_daemon_with_the_ocr_policy(
 
             told: list[tuple[float, str | None]] = []
 
-            async def progress(step: float, total: float | None, message: str | None) -> None:
-                told.append((step, message))
+            async def on_progress(
+                progress: float, total: float | None, message: str | None
+            ) -> None:
+                told.append((progress, message))
 
             result = await session.call_tool(
-                "run_task", {"task": 'click "OK"'}, progress_callback=progress
+                "run_task", {"task": 'click "OK"'}, progress_callback=on_progress
             )
             ran = structured(result)
     assert ran["outcome"] == "succeeded", ran
