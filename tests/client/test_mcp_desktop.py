@@ -73,6 +73,9 @@ async def test_tools_are_listed_and_a_screenshot_shows_the_real_screen(
             "origin_y": 0,
             "width": 1280,
             "height": 800,
+            "image_width": 1280,
+            "image_height": 800,
+            "scale": 1.0,
         }
         # Image pixels are screen pixels: the probe's swatch and canvas are where
         # the probe says it put them, in their colours.
@@ -84,6 +87,13 @@ async def test_tools_are_listed_and_a_screenshot_shows_the_real_screen(
         assert [(d["width"], d["height"], d["primary"]) for d in displays] == [(1280, 800, True)]
         one = await session.call_tool("screenshot", {"display": displays[0]["id"]})
         assert image_of(one).size == (1280, 800)
+        # Shrunk to what a host's model sees, with the scale back to screen pixels.
+        small = await session.call_tool("screenshot", {"max_width": 640})
+        shrunk = image_of(small).convert("RGB")
+        assert shrunk.size == (640, 400)
+        assert geometry_of(small)["scale"] == 2.0
+        sx, sy = probe.widgets["swatch"].center
+        assert shrunk.getpixel((sx // 2, sy // 2)) == _rgb(probe.colors["swatch"])
         missing = await session.call_tool("screenshot", {"display": "no-such-display"})
         assert missing.is_error
         assert "no display 'no-such-display'" in text_of(missing)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import io
 import uuid
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -36,8 +37,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TypeVar
 
+from PIL import Image
+
 from holodesk.client import actions as a
-from holodesk.client.capture import ALL_DISPLAYS, find_display
+from holodesk.client.capture import ALL_DISPLAYS, downsize, find_display, fit_size
 from holodesk.client.executor import ActionExecutor
 from holodesk.client.frames import Encoding, SentFrame
 from holodesk.client.halt import Halt, HaltReason
@@ -62,6 +65,22 @@ class Screenshot:
     region: Region
     # Empty for the whole virtual desktop.
     display_id: str
+
+
+def shrunk(shot: Screenshot, max_width: int, max_height: int) -> tuple[bytes, int, int]:
+    """The screenshot's PNG fitted into max_width x max_height (0: no limit), never
+    enlarged, as a session's frames are (holodesk.client.capture); with its size.
+
+    Hosts downscale big images before their model sees them, and a model reading
+    points off a silently downscaled image misses: asking for the size the model
+    will see, and being told the scale, keeps the arithmetic in the open."""
+    region = shot.region
+    size = fit_size(region.width, region.height, max_width, max_height)
+    if size == (region.width, region.height):
+        return shot.png, region.width, region.height
+    with Image.open(io.BytesIO(shot.png)) as image:
+        small = downsize(image.convert("RGB"), size)
+    return encode_png(small), size[0], size[1]
 
 
 class Desktop:

@@ -8,6 +8,7 @@ text says why, so the calling model can correct itself.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import dataclasses
 import json
@@ -27,7 +28,7 @@ from holodesk.client import actions as a
 from holodesk.client.capture import CaptureError
 from holodesk.client.channel import ChannelError, ChannelSettings, check_settings
 from holodesk.client.mcp import tasks
-from holodesk.client.mcp.desktop import Desktop
+from holodesk.client.mcp.desktop import Desktop, shrunk
 from holodesk.client.mcp.grounding import locate_on_screen
 from holodesk.client.render import describe
 from holodesk.client.session import SessionOptions
@@ -45,7 +46,8 @@ Modifiers = Annotated[
 
 INSTRUCTIONS = (
     "Drives this computer's desktop through holodesk. Coordinates are screen pixels: "
-    "take a screenshot, read the point off it (or ask locate), then click, type, press "
+    "take a screenshot, read the point off it (times its scale, if you asked for a "
+    "smaller one) or ask locate, then click, type, press "
     "keys, scroll, drag or move. Every action passes the client's safety guard (denied "
     "key chords, rate limits, the fail-safe corner); a refused action is an error that "
     "says why. run_task hands a whole task to the holodesk daemon's agent instead."
@@ -93,14 +95,22 @@ def build_server(context: ToolContext) -> MCPServer[Any]:
             str | None,
             Field(description="a display id from list_displays; omit for the whole desktop"),
         ] = None,
+        max_width: Annotated[
+            int, Field(ge=0, description="shrink to at most this wide (0: as captured)")
+        ] = 0,
+        max_height: Annotated[
+            int, Field(ge=0, description="shrink to at most this high (0: as captured)")
+        ] = 0,
     ) -> CallToolResult:
-        """A PNG of the whole desktop or one display, one image pixel per screen pixel:
-        image pixel (px, py) is screen pixel (origin_x + px, origin_y + py)."""
+        """A PNG of the whole desktop or one display. As captured, image pixel (px, py)
+        is screen pixel (origin_x + px, origin_y + py); shrunk, it is
+        (origin_x + px * scale, origin_y + py * scale): actions take screen pixels."""
         try:
             async with desktop.lock:
                 shot = await desktop.screenshot(display)
         except CaptureError as error:
             raise ToolError(str(error)) from error
+        png, width, height = await asyncio.to_thread(shrunk, shot, max_width, max_height)
         region = shot.region
         geometry = {
             "display": shot.display_id or "all",
@@ -108,11 +118,14 @@ def build_server(context: ToolContext) -> MCPServer[Any]:
             "origin_y": region.y,
             "width": region.width,
             "height": region.height,
+            "image_width": width,
+            "image_height": height,
+            "scale": region.width / width,
         }
         return CallToolResult(
             content=[
                 ImageContent(
-                    type="image", data=base64.b64encode(shot.png).decode(), mime_type="image/png"
+                    type="image", data=base64.b64encode(png).decode(), mime_type="image/png"
                 ),
                 TextContent(type="text", text=json.dumps(geometry)),
             ],
