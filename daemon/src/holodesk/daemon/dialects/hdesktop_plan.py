@@ -27,7 +27,7 @@ def with_plan(note: str, goals: Iterable[Goal]) -> str:
     """The note with the plan appended (the model's note first, unchanged)."""
     block = json.dumps(
         [{"title": g.title, "status": g.status} for g in goals], ensure_ascii=False
-    ).replace("<", "\\u003c")  # so the model's own text never holds the block's opening
+    ).replace("<", "\\u003c")  # "<" escaped: no title can look like the block's opening
     return f"{note}\n<plan>{block}</plan>" if note else f"<plan>{block}</plan>"
 
 
