@@ -169,7 +169,7 @@ Screenshots are forgotten, notes are kept. Only what is new; null when nothing i
 and with which arguments. If an action failed before, do something else.
 - tool_call: exactly one tool call, following the schema below.
 
-Tools (one per step; x and y are where, for the tools that take them):
+Tools (call exactly one per step):
 {action_list}
 Keys are named {key_names}.
 Put the pointer with move_to_desktop before drag_to_desktop; click a field before \
