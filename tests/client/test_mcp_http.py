@@ -53,6 +53,8 @@ def http_server(xvfb: str) -> Iterator[str]:
         else:
             raise AssertionError(f"holodesk mcp exited {process.wait()}: {''.join(said)}")
         yield found.group(1)
+        process.terminate()  # as systemd or a host stops it: a clean exit, not -15
+        assert process.wait() == 0
     finally:
         stop_process(process)
 
@@ -123,3 +125,37 @@ def test_a_non_loopback_bind_is_refused_without_allow_remote(xvfb: str, address:
     assert "is not a loopback address" in done.stderr
     assert "--allow-remote" in done.stderr
     assert "serving" not in done.stderr
+
+
+def test_sigterm_ends_the_stdio_server_cleanly(xvfb: str) -> None:
+    """A host (or systemd) that terminates the server gets a clean exit, not -15."""
+    process = subprocess.Popen(
+        holodesk_mcp("--backend", "x11"),
+        env={**os.environ, "DISPLAY": xvfb},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"},
+            },
+        }
+        process.stdin.write(json.dumps(initialize) + "\n")
+        process.stdin.flush()
+        answer = json.loads(process.stdout.readline())
+        assert answer["id"] == 1
+        assert answer["result"]["serverInfo"]["name"] == "holodesk"
+        process.terminate()
+        assert process.wait() == 0
+    finally:
+        stop_process(process)

@@ -43,6 +43,7 @@ from holodesk.client.render import Printer
 from holodesk.client.run_command import (
     _configure_connection,
     _configure_safety,
+    _stopped_by_sigterm,
     session_options,
 )
 from holodesk.platform.errors import PlatformError
@@ -222,15 +223,15 @@ def _serve(args: argparse.Namespace) -> int:
     )
     server = build_server(context)
     try:
-        asyncio.run(_serve_desktop(server, desktop, address))
-    except KeyboardInterrupt:
+        # SIGTERM (a host, systemd, kill) ends the server as Ctrl-C does, through the
+        # finally below (stdio: through serve_stdio's finish): nothing held stays held.
+        asyncio.run(_stopped_by_sigterm(_serve_desktop(server, desktop, address)))
+    except (KeyboardInterrupt, asyncio.CancelledError):
         pass
     except BindError as error:
         return command_error("mcp", str(error))
     finally:
-        desktop.release_all()
         desktop.close()
-        backend.close()
     return ExitCode.SUCCEEDED
 
 
@@ -241,9 +242,17 @@ async def _serve_desktop(
     problem = await desktop.start_hotkey()
     if problem:
         print(f"holodesk mcp: {problem}; stop it by ending the process", file=sys.stderr)
+
+    async def finish() -> None:
+        # The cancelled tool calls (a run_task session among them) end first: each
+        # holds the desktop's lock until it has released what it held.
+        async with desktop.lock:
+            await desktop.stop_hotkey()
+            desktop.close()
+
     try:
         if address is None:
-            await serve_stdio(server)
+            await serve_stdio(server, finish)
         else:
             await serve_http(server, address)
     finally:

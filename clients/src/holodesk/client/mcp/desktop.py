@@ -96,6 +96,7 @@ class Desktop:
         # Set for good by the emergency-stop hotkey: every later action is refused.
         self._halt = Halt()
         self._hotkey: HotkeyListener | None = None
+        self._closed = False
 
     @property
     def stopped(self) -> str:
@@ -204,12 +205,17 @@ class Desktop:
             return dataclasses.replace(result, error=f"{result.error}; {report.release_error}")
         return result
 
-    def release_all(self) -> str:
-        """Release whatever is held (the server is stopping); the error text, or ''."""
-        return self._executor.release_all()
-
     def close(self) -> None:
+        """Release whatever is held, stop the worker and close the backend, once (the
+        server is stopping: by its host, a signal or an error)."""
+        if self._closed:
+            return
+        self._closed = True
         self._worker.shutdown(wait=True)
+        try:
+            self._executor.release_all()
+        finally:
+            self._backend.close()
 
 
 def _in_frame(action: a.Action, desktop: Region) -> a.Action:

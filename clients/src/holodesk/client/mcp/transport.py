@@ -9,9 +9,13 @@ printed (on stderr) is the real one.
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
+import os
+import signal
 import socket
 import sys
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -68,8 +72,36 @@ def check_bind(address: HttpAddress, allow_remote: bool) -> None:
         )
 
 
-async def serve_stdio(server: MCPServer[Any]) -> None:
-    await server.run_stdio_async()
+async def serve_stdio(server: MCPServer[Any], finish: Callable[[], Awaitable[None]]) -> None:
+    """Serve until the host closes stdin; on SIGTERM or SIGINT, cancel what runs,
+    await `finish` (release input, close the backend) and exit the process at once.
+
+    The SDK reads stdin on a thread that nothing can interrupt while the host keeps
+    the pipe open, so waiting for it to end (as asyncio.run does) would never end."""
+    loop = asyncio.get_running_loop()
+    serving = asyncio.ensure_future(server.run_stdio_async())
+    signalled = asyncio.Event()
+    installed: list[signal.Signals] = []
+    for number in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(number, signalled.set)
+        except (NotImplementedError, RuntimeError):  # Windows' loops take none
+            continue
+        installed.append(number)
+    waiter = asyncio.ensure_future(signalled.wait())
+    try:
+        await asyncio.wait({serving, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for number in installed:
+            loop.remove_signal_handler(number)
+    if serving.done():
+        waiter.cancel()
+        serving.result()
+        return
+    serving.cancel()
+    await finish()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 async def serve_http(
