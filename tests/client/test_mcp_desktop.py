@@ -215,7 +215,34 @@ def check_run(ran: dict[str, Any], recordings: Path) -> None:
     assert "data:image/" in page
 
 
-@pytest.mark.skipif(shutil.which("xdotool") is None, reason="needs xdotool to press the hotkey")
+needs_xdotool = pytest.mark.skipif(
+    shutil.which("xdotool") is None, reason="needs xdotool to act as the person at the desk"
+)
+
+
+def _xdotool(display: str, *args: str) -> None:
+    """What a person does at the desk, through the X server (XTEST), not through MCP."""
+    subprocess.run(["xdotool", *args], env={**os.environ, "DISPLAY": display}, check=True)
+
+
+@needs_xdotool
+async def test_the_fail_safe_corner_refuses_actions_while_the_pointer_is_in_it(
+    xvfb: str, probe: ProbeApp, tmp_path: Path
+) -> None:
+    ok_x, ok_y = probe.widgets["ok"].center
+    async with stdio_session(xvfb, tmp_path / "mcp.err") as session:
+        await asyncio.to_thread(_xdotool, xvfb, "mousemove", "0", "0")
+        refused = await session.call_tool("click", {"x": ok_x, "y": ok_y})
+        assert refused.is_error
+        assert "fail-safe: the pointer is in the top-left corner" in text_of(refused)
+        # Out of the corner again: the next action runs (the stop was that action's).
+        await asyncio.to_thread(_xdotool, xvfb, "mousemove", "700", "600")
+        structured(await session.call_tool("click", {"x": ok_x, "y": ok_y}))
+        probe.wait_for_event("command")
+    assert len(probe.events("command")) == 1
+
+
+@needs_xdotool
 async def test_the_emergency_stop_hotkey_refuses_every_later_action(
     xvfb: str, probe: ProbeApp, tmp_path: Path
 ) -> None:
@@ -224,12 +251,7 @@ async def test_the_emergency_stop_hotkey_refuses_every_later_action(
         structured(await session.call_tool("move", {"x": x, "y": y}))
         # A person presses holodesk run's emergency stop (the server listens for it
         # before it answers anything).
-        await asyncio.to_thread(
-            subprocess.run,
-            ["xdotool", "key", "ctrl+alt+shift+Escape"],
-            env={**os.environ, "DISPLAY": xvfb},
-            check=True,
-        )
+        await asyncio.to_thread(_xdotool, xvfb, "key", "ctrl+alt+shift+Escape")
         while not (moved := await session.call_tool("move", {"x": x, "y": y})).is_error:
             pass  # until the listener's thread has seen it (moves here are harmless)
         assert "emergency stop (ctrl+alt+shift+escape) pressed" in text_of(moved)

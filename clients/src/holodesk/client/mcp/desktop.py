@@ -95,6 +95,10 @@ class Desktop:
         self.lock = asyncio.Lock()
         # Set for good by the emergency-stop hotkey: every later action is refused.
         self._halt = Halt()
+        # The running action's own halt: the hotkey cuts it off, and the fail-safe
+        # corner stops it alone (the next action checks the corner afresh, so moving
+        # the pointer out of it is enough, as the fail-safe's message says).
+        self._current: Halt | None = None
         self._hotkey: HotkeyListener | None = None
         self._closed = False
 
@@ -115,6 +119,9 @@ class Desktop:
 
         def stop() -> None:  # on the listener's thread; Halt is thread-safe
             self._halt.trigger(HaltReason.EMERGENCY_STOP, message)
+            running = self._current
+            if running is not None:
+                running.trigger(HaltReason.EMERGENCY_STOP, message)
 
         listener = HotkeyListener(chord, stop)
         try:
@@ -199,7 +206,15 @@ class Desktop:
         identified = dataclasses.replace(
             _in_frame(action, desktop), action_id=uuid.uuid4().hex, frame_id=SCREEN_FRAME_ID
         )
-        report = self._executor.execute([identified], self._halt)
+        halt = Halt()
+        self._current = halt
+        try:
+            stopped = self._halt.state  # after _current is set: a stop cannot slip by
+            if stopped is not None:
+                halt.trigger(stopped.reason, stopped.message)
+            report = self._executor.execute([identified], halt)
+        finally:
+            self._current = None
         (result,) = report.results
         if report.release_error:
             return dataclasses.replace(result, error=f"{result.error}; {report.release_error}")
