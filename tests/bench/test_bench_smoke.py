@@ -10,6 +10,7 @@ end-to-end one needs an X server (Xvfb) and xdotool, so it carries `x11`.
 from __future__ import annotations
 
 import importlib
+import itertools
 import json
 import math
 import shutil
@@ -19,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from holodesk.daemon.dialects import dialect_names
 from tests.bench.common import RESULTS_ENV, Figure, percentile, reproduce_command
 from tests.engines.support import needs_vllm
 
@@ -122,7 +124,7 @@ def test_daemon_memory_quick(tmp_path: Path) -> None:
 def test_prompt_growth_quick(tmp_path: Path) -> None:
     data = run_quick("bench_prompt_growth", tmp_path)
     dialects = data["data"]["dialects"]
-    assert set(dialects) == {"holotron", "holo", "holo1.5", "uitars", "uitars1.0"}
+    assert set(dialects) == set(dialect_names())  # every built-in dialect
     # Holotron: a 1920x1080 screen is sent as 1820x1024 and seen on a 4x2 grid of
     # 512 px tiles plus a thumbnail: 9 x 256 tokens, and <img> </img>.
     assert dialects["holotron"]["image_tokens_each"] == 9 * 256 + 2
@@ -141,8 +143,12 @@ def test_prompt_growth_quick(tmp_path: Path) -> None:
         # the text of the shown steps varies (step numbers, actions), by far less than
         # the screenshot a step adds to the baseline.
         tail = bounded[result["fill_step"] - 1 :]
-        assert len(tail) >= 3, name
-        assert max(tail) - min(tail) < result["image_tokens_each"] / 10, (name, tail)
+        if len(tail) >= 3:
+            assert max(tail) - min(tail) < result["image_tokens_each"] / 10, (name, tail)
+        else:  # a text history longer than this run (hdesktop keeps 64 steps' text)
+            steps = bounded[window:]
+            growth = max(b - a for a, b in itertools.pairwise(steps))
+            assert growth < result["image_tokens_each"] / 10, (name, steps)
     # The append layout's prefix share is deterministic (tokens, not timings): each
     # dialect's steady-state figure meets its target with the same average screenshots.
     shares = [f for f in data["figures"] if "a prefix of the previous step's" in f["name"]]

@@ -7,7 +7,6 @@ at every step, exactly the client's full downsized frame of the screen it grabbe
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import re
@@ -22,10 +21,11 @@ from PIL import Image
 from holodesk.client.capture import downsize, fit_size
 from holodesk.client.events import Outcome
 from holodesk.client.session import SessionOptions, run_session
+from holodesk.daemon import frame_pixels
 from holodesk.daemon.config import ServerConfig
 from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.engines.scripted import ScriptedEngine
-from holodesk.daemon.frames import FrameSpec, ImageEncoding
+from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
 from holodesk.daemon.geometry import Size
 from holodesk.daemon.policies.base import Decision, StepContext
 from holodesk.daemon.policies.model import ModelPolicy
@@ -98,9 +98,9 @@ def _step(*actions: dict[str, object]) -> str:
     return json.dumps({"note": "", "thought": "", "actions": list(actions)})
 
 
-def _decoded(data: bytes) -> np.ndarray:
-    with Image.open(io.BytesIO(data)) as image:
-        return np.asarray(image.convert("RGB"))
+def _decoded(frame: EncodedFrame) -> np.ndarray:
+    """What a frame the daemon holds shows (a rebuilt one: its base and its patches)."""
+    return np.asarray(frame_pixels.decode(frame).convert("RGB"))
 
 
 async def test_unchanged_screens_go_as_deltas_and_the_policy_sees_exact_pixels(
@@ -153,7 +153,7 @@ async def test_unchanged_screens_go_as_deltas_and_the_policy_sees_exact_pixels(
     for index, (grab, context) in enumerate(zip(screen.grabs, policy.contexts, strict=True)):
         frame_id = context.frame.frame_id
         expected = np.asarray(downsize(grab, size))
-        np.testing.assert_array_equal(_decoded(context.frame.data), expected)
+        np.testing.assert_array_equal(_decoded(context.frame), expected)
         if index == 0:
             assert frame_id not in deltas  # a stream's first frame is full
             continue
