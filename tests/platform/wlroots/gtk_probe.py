@@ -73,11 +73,23 @@ class GtkProbe:
         """Float the window at `window` (logical) and wait until sway has it there."""
         pid = self.process.pid
         self.wait(lambda: _view_rect(sway, pid) is not None, "sway to map the window")
-        sway.command(
+        command = (
             f"[pid={pid}] floating enable, resize set {window.width} {window.height}, "
             f"move absolute position {window.x} {window.y}"
         )
-        self.wait(lambda: _view_rect(sway, pid) == window, f"sway to place the window at {window}")
+        # Asked again while it is not there: under load, sway 1.7 sometimes leaves a
+        # window just mapped where it was (the command succeeds, nothing moves).
+        deadline = time.monotonic() + TIMEOUT_S
+        while True:
+            sway.command(command)
+            try:
+                self.wait(lambda: _view_rect(sway, pid) == window, "placement", timeout_s=2)
+                break
+            except AssertionError:
+                if time.monotonic() > deadline:
+                    raise AssertionError(
+                        f"sway did not place the window at {window}: {_view_rect(sway, pid)}"
+                    ) from None
         self.window = window
         time.sleep(0.3)  # GTK's answer to the configure: the new size drawn
 

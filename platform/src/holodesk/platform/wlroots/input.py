@@ -37,6 +37,8 @@ AXIS_SOURCE_WHEEL = 0
 # What one wheel notch scrolls, in wl_pointer axis units (libinput's 15 degrees).
 NOTCH_VALUE = 15.0
 _PRESSED, _RELEASED = 1, 0
+# How long to wait before an upload that gives keys to other characters.
+REBIND_SETTLE_S = 0.2
 
 
 class WlrInput(InputDriver):
@@ -149,6 +151,12 @@ class WlrInput(InputDriver):
         pending = [s for s in strokes if isinstance(s, str)]
         if pending:
             held = [stroke.keycode for stroke in self._down.values()]
+            if self._keymap.would_rebind(pending):
+                # An XWayland app's Xlib takes a new keymap in as soon as it reads it,
+                # ahead of key events still queued: let the app handle the keys sent
+                # with the old binding before a key means another character.
+                self._connection.roundtrip()
+                self._pause(REBIND_SETTLE_S)
             if self._keymap.bind(pending, keep=held):
                 with self._connection.lock:
                     self._upload_keymap()

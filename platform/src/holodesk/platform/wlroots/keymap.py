@@ -89,6 +89,11 @@ class Keymap:
             self._slots.move_to_end(char)
         return code
 
+    def would_rebind(self, chars: Iterable[str]) -> bool:
+        """Whether binding `chars` takes keys from characters bound now."""
+        new = {char for char in chars if char not in self._slots}
+        return len(new) > len(self._free)
+
     def bind(self, chars: Iterable[str], keep: Iterable[int] = ()) -> bool:
         """Give each character a slot, evicting the least recently used ones (never
         those in `keep`: keys held down now). True when the keymap changed, so it
