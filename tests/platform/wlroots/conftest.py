@@ -7,6 +7,10 @@ it into X events. Where sway cannot start, the fixture fails with the reason.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,8 +51,43 @@ def sway() -> Iterator[Sway]:
     running.stop()
 
 
+# An X11 window under every probe, for the life of the module: between one probe
+# closing and the next mapping, the pointer then rests on an XWayland window, never
+# on bare desktop (see PROBE_OUTPUT).
+BACKDROP = (
+    "import tkinter; root = tkinter.Tk(className='HolodeskBackdrop'); "
+    "root.geometry('600x400+0+0'); root.mainloop()"
+)
+
+
+@pytest.fixture(scope="module")
+def backdrop(sway: Sway) -> Iterator[None]:
+    process = subprocess.Popen(
+        [sys.executable, "-c", BACKDROP], env={**os.environ, "DISPLAY": sway.x_display}
+    )
+    deadline = time.monotonic() + 20
+    while not _has_window(sway, "Holodeskbackdrop"):  # Tk capitalises the first letter only
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            pytest.fail("the backdrop window did not appear on sway's XWayland")
+        time.sleep(0.05)
+    yield
+    process.terminate()
+    process.wait(timeout=5)
+
+
+def _has_window(sway: Sway, x_class: str) -> bool:
+    pending = [sway.msg("-t", "get_tree")]
+    while pending:
+        node = pending.pop()
+        if (node.get("window_properties") or {}).get("class") == x_class:
+            return True
+        pending.extend(node.get("nodes", []) + node.get("floating_nodes", []))
+    return False
+
+
 @pytest.fixture
-def sway_probe(sway: Sway, tmp_path: Path) -> Iterator[ProbeApp]:
+def sway_probe(sway: Sway, backdrop: None, tmp_path: Path) -> Iterator[ProbeApp]:
     """A fresh probe window on sway's XWayland, focused (sway focuses a new window)."""
     app = ProbeApp.start(sway.x_display, tmp_path / "probe.log", x=0, y=0)
     yield app
