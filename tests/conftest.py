@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from holodesk.platform.base import Backend
+from holodesk.platform.select import open_backend
+from tests.support.probe import ProbeApp
 from tests.support.xvfb import xvfb as start_xvfb
 
 
@@ -15,3 +20,21 @@ def xvfb() -> Iterator[str]:
     with start_xvfb() as display, pytest.MonkeyPatch.context() as patch:
         patch.setenv("DISPLAY", display)
         yield display
+
+
+@pytest.fixture
+def x11(xvfb: str) -> Iterator[Backend]:
+    """The real X11 backend, connected to the session's Xvfb."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the X11 backend runs on Linux")
+    backend = open_backend("x11", display=xvfb)
+    yield backend
+    backend.close()
+
+
+@pytest.fixture
+def probe(xvfb: str, tmp_path: Path) -> Iterator[ProbeApp]:
+    """A fresh probe window (Tk) that logs every input event it receives."""
+    app = ProbeApp.start(xvfb, tmp_path / "probe.log")
+    yield app
+    app.stop()

@@ -8,10 +8,6 @@ on the real X11 backend, as the Tk probe app on Xvfb reports the keys it receive
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from holodesk.client import actions as a
@@ -23,7 +19,6 @@ from holodesk.client.safety.keygate import KeyGate
 from holodesk.client.safety.settings import DEFAULT_DENIED_CHORDS
 from holodesk.platform.backends import fake
 from holodesk.platform.base import Backend, InputDriver
-from holodesk.platform.select import open_backend
 from tests.support.probe import CONTROL_MASK, MOD1_MASK, Event, ProbeApp
 
 pytestmark = pytest.mark.abuse
@@ -199,22 +194,6 @@ def test_the_gate_passes_on_every_public_method_of_the_driver() -> None:
 
 
 # -- the real X11 backend --------------------------------------------------------------
-
-
-@pytest.fixture
-def x11(xvfb: str) -> Iterator[Backend]:
-    if not sys.platform.startswith("linux"):
-        pytest.skip("the X11 backend runs on Linux")
-    backend = open_backend("x11", display=xvfb)
-    yield backend
-    backend.close()
-
-
-@pytest.fixture
-def probe(xvfb: str, tmp_path: Path) -> Iterator[ProbeApp]:
-    app = ProbeApp.start(xvfb, tmp_path / "probe.log")
-    yield app
-    app.stop()
 
 
 def _ctrl_alt_presses(events: list[Event]) -> list[str]:

@@ -19,8 +19,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
@@ -29,7 +28,6 @@ from holodesk.client.events import Outcome
 from holodesk.client.outcome import SessionOutcome
 from holodesk.client.session import SessionOptions, run_session
 from holodesk.platform.base import Backend
-from holodesk.platform.select import open_backend
 from holodesk.proto.v1 import agent_pb2
 from tests.platform.stopping import GRACE_MS, drain, ms_after, over_canvas, x_time_ms
 from tests.support.probe import ProbeApp
@@ -49,20 +47,6 @@ Daemon = Callable[[Script], ScriptedDaemon]
 TEXT = "stop me now " * 800  # 9,600 characters: within one type action's default limit
 # The emergency-stop chord's own keys reach the probe too (it is the focused app).
 _HOTKEY_KEYSYMS = {"Control_L", "Alt_L", "Shift_L", "Escape"}
-
-
-@pytest.fixture
-def x11(xvfb: str) -> Iterator[Backend]:
-    backend = open_backend("x11", display=xvfb)
-    yield backend
-    backend.close()
-
-
-@pytest.fixture
-def probe(xvfb: str, tmp_path: Path) -> Iterator[ProbeApp]:
-    app = ProbeApp.start(xvfb, tmp_path / "probe.log")
-    yield app
-    app.stop()
 
 
 def _typed_keys(probe: ProbeApp) -> list[dict[str, object]]:
