@@ -54,6 +54,7 @@ from tests.support.probe import (
     SHIFT_MASK,
     Event,
     ProbeApp,
+    server_key_names,
     wheel_notches,
 )
 
@@ -234,7 +235,7 @@ class TkTarget(Target):
         return self.probe.entry_text(_TK_FIELDS[field])
 
     def observed(self) -> list[Observed]:
-        return tk_observed(self.probe.events())
+        return tk_observed(server_key_names(self.probe.events(), self.probe.display))
 
 
 def tk_observed(events: list[Event]) -> list[Observed]:

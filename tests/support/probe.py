@@ -43,9 +43,11 @@ class Widget:
 class ProbeApp:
     """One running probe window and its event log."""
 
-    def __init__(self, process: subprocess.Popen[bytes], log_path: Path) -> None:
+    def __init__(self, process: subprocess.Popen[bytes], log_path: Path, display: str = "") -> None:
         self._process = process
         self.log_path = log_path
+        # The X display the window is on.
+        self.display = display
         self.widgets: dict[str, Widget] = {}
         self.colors: dict[str, str] = {}
 
@@ -57,7 +59,7 @@ class ProbeApp:
         log_path.write_text("")
         env = {**os.environ, "DISPLAY": display}
         command = [sys.executable, str(PROBE_APP), str(log_path), "--x", str(x), "--y", str(y)]
-        probe = cls(subprocess.Popen(command, env=env), log_path)
+        probe = cls(subprocess.Popen(command, env=env), log_path, display)
         try:
             ready = probe.wait_for(lambda events: _first(events, "ready") is not None, timeout)
         except BaseException:
@@ -152,3 +154,33 @@ def wheel_notches(events: list[Event]) -> list[tuple[int, int]]:
             horizontal = bool(event["state"] & SHIFT_MASK)
             notches.append((step, 0) if horizontal else (0, step))
     return notches
+
+
+def server_key_names(events: list[Event], display_name: str) -> list[Event]:
+    """The events, with each key Tk could not name ("??") named from the X server's
+    keymap as it is now.
+
+    Tk names a key from its own copy of the keymap, which can lag a server that maps
+    a keysym onto a spare keycode as the key arrives (Xvnc does, for keysyms its
+    keymap lacks, e.g. XF86Stop): the key did reach the app, on that keycode."""
+    unnamed = {int(e["keycode"]) for e in events if e.get("keysym") == "??" and "keycode" in e}
+    if not unnamed:
+        return events
+    from Xlib import XK
+    from Xlib.display import Display
+
+    XK.load_keysym_group("xf86")
+    # python-xlib spells XF86 keysyms XK_XF86_Stop; X and Tk spell them XF86Stop.
+    by_number = {
+        v: k.removeprefix("XK_").replace("XF86_", "XF86")
+        for k, v in vars(XK).items()
+        if k.startswith("XK_")
+    }
+    display = Display(display_name)
+    try:
+        names = {code: by_number.get(display.keycode_to_keysym(code, 0), "??") for code in unnamed}
+    finally:
+        display.close()
+    return [
+        {**e, "keysym": names[int(e["keycode"])]} if e.get("keysym") == "??" else e for e in events
+    ]
