@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from Xlib import X
 from Xlib.display import Display
+from Xlib.protocol.event import ClientMessage
 
 from holodesk.client.safety.settings import SafetySettings
 from holodesk.client.session import SessionOptions
@@ -71,6 +72,7 @@ def system_tray(xvfb: str) -> Iterator[None]:
     )
     try:
         _wait_for_tray_owner(xvfb)
+        _wait_until_it_docks_an_icon(xvfb)
         yield
     finally:
         trayer.terminate()
@@ -89,6 +91,36 @@ def _wait_for_tray_owner(display_name: str, *, owned: bool = True) -> None:
             state = "became" if owned else "stopped being"
             assert time.monotonic() < deadline, f"trayer never {state} the system tray"
             time.sleep(0.1)
+    finally:
+        display.close()
+
+
+def _wait_until_it_docks_an_icon(display_name: str) -> None:
+    """The tray is ready once it docks an icon: trayer owns the selection a moment
+    before it embeds what asks, and an icon that asks then is never docked (pystray
+    asks once). A throwaway XEmbed window asks, again every half second, until trayer
+    reparents it; then it goes, and the icon under test asks a tray that answers."""
+    display = Display(display_name)
+    try:
+        screen = display.screen()
+        owner = display.get_selection_owner(display.intern_atom("_NET_SYSTEM_TRAY_S0"))
+        opcode = display.intern_atom("_NET_SYSTEM_TRAY_OPCODE")
+        icon = screen.root.create_window(0, 0, 16, 16, 0, screen.root_depth)
+        xembed = display.intern_atom("_XEMBED_INFO")
+        icon.change_property(xembed, xembed, 32, [0, 1])  # version 0, mapped
+        deadline = time.monotonic() + GUARD_S
+        try:
+            while icon.query_tree().parent.id == screen.root.id:
+                assert time.monotonic() < deadline, "trayer never docked an icon"
+                request = ClientMessage(
+                    window=owner, client_type=opcode, data=(32, [X.CurrentTime, 0, icon.id, 0, 0])
+                )
+                owner.send_event(request, event_mask=X.NoEventMask)
+                display.flush()
+                time.sleep(0.5)
+        finally:
+            icon.destroy()
+            display.sync()
     finally:
         display.close()
 
@@ -202,11 +234,12 @@ def test_holodesk_tray_docks_into_a_real_system_tray(
     try:
         # Docked, titled with the chosen server and the client's state.
         undocked = _wait_docked("holodesk (lab): idle")
-        assert not undocked, f"the icon never docked into the tray:\n{undocked}"
-        assert process.poll() is None
+        running = process.poll() is None
     finally:
         process.terminate()
         _, err = process.communicate(timeout=GUARD_S)
+    assert not undocked, f"the icon never docked into the tray:\n{undocked}\n{err}"
+    assert running, err
     assert "Traceback" not in err, err
 
 
