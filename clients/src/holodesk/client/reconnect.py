@@ -64,6 +64,11 @@ def is_resumable(error: grpc.aio.AioRpcError, resuming: bool = False) -> bool:
     yet noticed that the old stream died and still holds the session attached to it."""
     if error.code() in RESUMABLE_CODES:
         return True
+    if error.code() == grpc.StatusCode.INTERNAL and not _from_the_daemon(error):
+        # gRPC's own INTERNAL: a connection cut in the middle of an HTTP/2 frame reads
+        # as "Internal error from Core", not UNAVAILABLE. The daemon's own INTERNAL
+        # always carries its google.rpc.Status (interceptor.py), and is final.
+        return True
     if error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
         # gRPC's own size limits say no RetryInfo: trying again would fail the same way.
         return retry_after(error) is not None
@@ -83,3 +88,8 @@ def retry_after(error: grpc.aio.AioRpcError) -> float | None:
         if detail.Unpack(info):
             return float(info.retry_delay.ToTimedelta().total_seconds())
     return None
+
+
+def _from_the_daemon(error: grpc.aio.AioRpcError) -> bool:
+    """Whether the daemon itself answered (its errors carry a google.rpc.Status)."""
+    return any(key == "grpc-status-details-bin" for key, _ in error.trailing_metadata() or ())
