@@ -156,6 +156,18 @@ FIELD_LIMITS: dict[str, FieldLimit] = {
         "Location.description": _REASON,
         "Location.raw_output": FieldLimit(length=COMPLETION_CHARS),
         "LocateResponse.locations": FieldLimit(count=MAX_DESCRIPTIONS),
+        # computer.proto
+        "DesktopInfo.desktop_id": _ID,
+        "DesktopInfo.owner": _NAME,
+        "DesktopInfo.displays": FieldLimit(count=MAX_DISPLAYS),
+        "DesktopInfo.session_id": _ID,
+        "DesktopInfo.frame_id": _ID,
+        "ListDesktopsResponse.desktops": FieldLimit(setting="holodeskd --max-sessions"),
+        "GetFrameRequest.desktop_id": _ID,
+        "ActRequest.desktop_id": _ID,
+        "ActRequest.actions": FieldLimit(count=MAX_ACTIONS),
+        "ActResponse.results": FieldLimit(count=MAX_ACTIONS),
+        "ActResponse.frame_id": _ID,
         # control.proto
         "SessionInfo.session_id": _ID,
         "SessionInfo.task": FieldLimit(length=TASK_PREVIEW_CHARS),
