@@ -97,6 +97,10 @@ class BusUnavailableError(PlatformError):
     """There is no session bus to connect to."""
 
 
+class RequestTimeoutError(PlatformError):
+    """A portal request got no Response in time (a consent dialog nobody answered)."""
+
+
 class RequestEndedError(PlatformError):
     """A portal request answered with a code other than success."""
 
@@ -138,7 +142,8 @@ class PortalBus:
 
     def __init__(self, address: str, *, call_timeout_s: float = 10.0) -> None:
         try:
-            self._connection: DBusConnection = open_dbus_connection(bus=address)
+            # With descriptors: ScreenCast.OpenPipeWireRemote answers with one.
+            self._connection: DBusConnection = open_dbus_connection(bus=address, enable_fds=True)
         except (OSError, RuntimeError, ValueError, TimeoutError) as error:
             raise BusUnavailableError(
                 f"cannot connect to the D-Bus session bus at {address!r}: {error}"
@@ -256,7 +261,7 @@ class PortalBus:
         except TimeoutError:
             # Tell the portal we stopped waiting, so its dialog does not linger.
             self._close_request(path)
-            raise PlatformError(
+            raise RequestTimeoutError(
                 f"{call}: no answer from the portal within {timeout_s:.0f} s "
                 "(a consent dialog left open?)"
             ) from None

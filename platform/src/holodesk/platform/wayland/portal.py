@@ -7,13 +7,15 @@ absolute in, then Start, which shows the consent dialog (skipped when the
 restore token is honoured) and returns the streams' geometry, the devices
 granted and the next restore token.
 
-The streams are PipeWire video nodes. holodesk does not read them: there is no
-PipeWire consumer in pure Python (the protocol is PipeWire's own, over a Unix
-socket, with buffers shared as memfd/DMA-BUF file descriptors; only libpipewire
-bindings through GObject introspection or GStreamer can read them), and capture
-comes from the Screenshot portal instead (`holodesk.platform.wayland.screenshot`).
-The streams are used only for their position and size, and as the coordinate
-space of NotifyPointerMotionAbsolute.
+The streams are PipeWire video nodes: their position and size are the layout
+and the coordinate space of NotifyPointerMotionAbsolute, and their frames are
+read through OpenPipeWireRemote (`holodesk.platform.wayland.pipewire`).
+
+Consent: RemoteDesktop version 2 (xdg-desktop-portal >= 1.17) takes persist_mode
+and returns a restore token, so the dialog comes once; version 1 (Debian 12's
+1.16, with GNOME 43 or Plasma 5.27) cannot persist, and every session asks
+again. `interactive=False` refuses up front, with ConsentNeededError, whenever
+the dialog would have to be answered, instead of waiting for nobody.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from holodesk.platform.wayland.dbus import (
     Options,
     PortalBus,
     RequestEndedError,
+    RequestTimeoutError,
     unwrap,
 )
 from holodesk.platform.wayland.layout import SOURCE_MONITOR, Monitor, monitors_from_streams
@@ -83,6 +86,10 @@ def consent_fix(what: str) -> str:
 
 def problem_for(error: PlatformError, what: str) -> Problem:
     """(cause, fix) for a failure while setting up `what` through the portal."""
+    if isinstance(error, RequestTimeoutError):
+        return f"nobody answered the desktop's dialog asking to allow {what}: {error}", (
+            consent_fix(what)
+        )
     if isinstance(error, BusUnavailableError):
         return str(error), NO_BUS_FIX
     if isinstance(error, DBusCallError) and error.no_owner:
@@ -188,6 +195,29 @@ class RemoteDesktopSession(PortalSession):
         super().__init__(bus, handle)
         self.monitors = monitors
         self.devices = devices
+        self.version = 0  # RemoteDesktop's interface version (2+: restore tokens)
+
+    @property
+    def persists(self) -> bool:
+        """Whether this portal keeps consent across sessions (a restore token)."""
+        return self.version >= 2
+
+    def open_pipewire_remote(self) -> int:
+        """A new descriptor of a PipeWire connection that sees this session's streams.
+
+        One per reader: a PipeWire connection is one client's. The caller owns it.
+        """
+        try:
+            (fd,) = self.bus.call(
+                SCREENCAST_INTERFACE, "OpenPipeWireRemote", "oa{sv}", (self.handle, {})
+            )
+        except PlatformError as error:
+            raise PortalUnavailableError(
+                f"the portal did not open the screen-cast stream: {error}",
+                "check that PipeWire runs in this session (systemctl --user status pipewire) "
+                "and that the compositor's portal backend implements ScreenCast",
+            ) from error
+        return int(fd.to_raw_fd())
 
     @classmethod
     def start(
@@ -196,11 +226,14 @@ class RemoteDesktopSession(PortalSession):
         tokens: TokenStore,
         *,
         consent_timeout_s: float = DEFAULT_CONSENT_TIMEOUT_S,
+        interactive: bool = True,
     ) -> RemoteDesktopSession:
         """Open, configure and start a session; asks the user unless the stored token works.
 
         Takes `bus` over (closed on failure too). Raises PortalUnavailableError with
-        (cause, fix) when it cannot.
+        (cause, fix) when it cannot; ConsentNeededError (one) when a person must
+        answer the dialog and nobody did within `consent_timeout_s`, or, with
+        `interactive=False`, as soon as it is clear the dialog would be shown.
         """
         try:
             version = interface_version(bus, REMOTE_DESKTOP_INTERFACE)
@@ -227,6 +260,8 @@ class RemoteDesktopSession(PortalSession):
                     REMOTE_DESKTOP_MISSING_FIX,
                     not_offered=True,
                 )
+            if not interactive:
+                _refuse_dialog(version, tokens.get(REMOTE_DESKTOP))
             handle = _create_session(bus, REMOTE_DESKTOP_INTERFACE, consent_timeout_s)
         except BaseException as error:
             bus.close()
@@ -234,6 +269,7 @@ class RemoteDesktopSession(PortalSession):
                 raise PortalUnavailableError(*problem_for(error, "remote control")) from error
             raise
         session = cls(bus, handle, [], 0)
+        session.version = version
         try:
             session._configure(version, tokens, consent_timeout_s)
         except BaseException:
@@ -278,6 +314,10 @@ class RemoteDesktopSession(PortalSession):
                 {},
                 timeout_s=timeout_s,
             )
+        except RequestTimeoutError as error:
+            raise ConsentNeededError(
+                *problem_for(error, "remote control"), persists=version >= 2
+            ) from error
         except PlatformError as error:
             raise PortalUnavailableError(*problem_for(error, "remote control")) from error
         # Single-use: store the next one, or forget a token the portal did not renew.
@@ -393,6 +433,28 @@ class ScreenCastSession(PortalSession):
             session.close()
 
 
+def _refuse_dialog(version: int, token: str | None) -> None:
+    """Raise ConsentNeededError when starting a session now would show a dialog."""
+    if version < 2:
+        raise ConsentNeededError(
+            f"this desktop's portal (RemoteDesktop version {version}) asks for consent at "
+            "every session and cannot remember it (restore tokens need RemoteDesktop "
+            "version 2, xdg-desktop-portal 1.17 or newer), and this run cannot show a dialog",
+            "run holodesk where a person can answer the desktop's 'Remote desktop' dialog "
+            "(allow remote interaction, then Share), or upgrade xdg-desktop-portal to 1.17+ "
+            "so the answer is kept",
+            persists=False,
+        )
+    if not token:
+        raise ConsentNeededError(
+            "no restore token is stored yet, so the desktop would ask for consent, and this "
+            "run cannot show a dialog",
+            "run holodesk once where a person can answer the desktop's 'Remote desktop' "
+            "dialog; its answer is kept (a restore token) and later runs start without asking",
+            persists=True,
+        )
+
+
 class PortalUnavailableError(PlatformError):
     """A portal route cannot be used: one (cause, fix) for BackendUnavailableError.
 
@@ -409,3 +471,15 @@ class PortalUnavailableError(PlatformError):
     @property
     def problem(self) -> Problem:
         return self.cause, self.fix
+
+
+class ConsentNeededError(PortalUnavailableError):
+    """A person must answer the desktop's consent dialog, and nobody can or did.
+
+    `persists`: whether that answer would be kept (a restore token), so it is
+    needed once, or is asked again at every session (RemoteDesktop version 1).
+    """
+
+    def __init__(self, cause: str, fix: str, *, persists: bool) -> None:
+        super().__init__(cause, fix)
+        self.persists = persists

@@ -1,0 +1,158 @@
+"""The portal route as a whole: one RemoteDesktop session for input and frames.
+
+`open_portal_route` starts a RemoteDesktop session with monitor streams (the
+consent dialog unless a restore token is honoured), reads the streams' frames
+from PipeWire (`cast_screen`) and injects input through the same session
+(`portal_input`): no Screenshot call, so it works on a bare mutter too, whose
+portal backend has no Screenshot of its own.
+
+`portal_route_status` is the cheap check for `holodesk doctor`: it asks the
+portal's properties only (never starts a session, never shows a dialog) and
+says whether the route can work here and what a person will have to approve.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from holodesk.platform.base import Backend
+from holodesk.platform.errors import PlatformError
+from holodesk.platform.wayland.cast_screen import CastScreen
+from holodesk.platform.wayland.dbus import PortalBus
+from holodesk.platform.wayland.pipewire import (
+    DEFAULT_FIRST_FRAME_TIMEOUT_S,
+    GST_LAUNCH,
+    gst_problems,
+)
+from holodesk.platform.wayland.portal import (
+    DEFAULT_CONSENT_TIMEOUT_S,
+    DEVICE_KEYBOARD,
+    DEVICE_POINTER,
+    REMOTE_DESKTOP_INTERFACE,
+    REMOTE_DESKTOP_MISSING_FIX,
+    SCREENCAST_INTERFACE,
+    Problem,
+    RemoteDesktopSession,
+    interface_version,
+    problem_for,
+)
+from holodesk.platform.wayland.portal_input import DEFAULT_SMOOTH_STEP_PX, PortalInput
+from holodesk.platform.wayland.tokens import REMOTE_DESKTOP, TokenStore
+
+BLANK_CAPTURE_FIX = (
+    "the screen-cast stream is black: unlock the session, and check that the desktop still "
+    "shares the screen (GNOME's top bar shows a sharing indicator; stop and reopen to ask again)"
+)
+
+
+def open_portal_route(
+    address: str,
+    tokens: TokenStore,
+    *,
+    consent_timeout_s: float = DEFAULT_CONSENT_TIMEOUT_S,
+    interactive: bool = True,
+    scroll: str = "discrete",
+    smooth_step_px: float = DEFAULT_SMOOTH_STEP_PX,
+    gst_launch: str = GST_LAUNCH,
+    first_frame_timeout_s: float = DEFAULT_FIRST_FRAME_TIMEOUT_S,
+) -> Backend:
+    """A Backend over one RemoteDesktop session on the bus at `address`.
+
+    Raises PortalUnavailableError (ConsentNeededError when a person must
+    approve) or CaptureError (the stream cannot be read), each with its fix.
+    """
+    session = RemoteDesktopSession.start(
+        PortalBus(address), tokens, consent_timeout_s=consent_timeout_s, interactive=interactive
+    )
+    try:
+        screen = CastScreen(
+            session.monitors,
+            session.open_pipewire_remote,
+            gst_launch=gst_launch,
+            first_frame_timeout_s=first_frame_timeout_s,
+        )
+        driver = PortalInput(
+            session, lambda: screen.layout, scroll=scroll, smooth_step_px=smooth_step_px
+        )
+    except BaseException:
+        session.close()
+        raise
+    return Backend(
+        name="wayland",
+        os="linux",
+        screen=screen,
+        input=driver,
+        # The portal never reports the pointer: positions are our own moves.
+        observes_user_pointer=False,
+        blank_capture_fix=BLANK_CAPTURE_FIX,
+    )
+
+
+@dataclass(frozen=True)
+class PortalRouteStatus:
+    """What `holodesk doctor` says about the portal route, without starting it.
+
+    `usable`: nothing is missing (a person may still have to approve).
+    `problems`: (cause, fix) for each thing missing. `approval`: what a person
+    must approve, and how often; empty when a stored token should let it start
+    silently. `persists`: whether the portal keeps that answer (restore tokens).
+    """
+
+    usable: bool
+    problems: list[Problem] = field(default_factory=list)
+    approval: str = ""
+    persists: bool = False
+    remote_desktop_version: int | None = None
+    screencast_version: int | None = None
+
+
+def portal_route_status(
+    address: str, tokens: TokenStore, *, gst_launch: str = GST_LAUNCH
+) -> PortalRouteStatus:
+    """Whether the portal route can work on the bus at `address`, and what a person must do."""
+    problems: list[Problem] = list(gst_problems(gst_launch))
+    try:
+        bus = PortalBus(address)
+    except PlatformError as error:
+        return PortalRouteStatus(False, [*problems, problem_for(error, "remote control")])
+    try:
+        remote = interface_version(bus, REMOTE_DESKTOP_INTERFACE)
+        cast = interface_version(bus, SCREENCAST_INTERFACE)
+        devices = (
+            int(bus.property(REMOTE_DESKTOP_INTERFACE, "AvailableDeviceTypes")) if remote else 0
+        )
+    except PlatformError as error:
+        return PortalRouteStatus(False, [*problems, problem_for(error, "remote control")])
+    finally:
+        bus.close()
+    if remote is None:
+        problems.append(
+            ("the desktop portal offers no RemoteDesktop interface", REMOTE_DESKTOP_MISSING_FIX)
+        )
+    elif devices & (DEVICE_KEYBOARD | DEVICE_POINTER) != DEVICE_KEYBOARD | DEVICE_POINTER:
+        problems.append(
+            (
+                f"the portal's RemoteDesktop offers device types {devices:#x}, not both "
+                "keyboard and pointer",
+                REMOTE_DESKTOP_MISSING_FIX,
+            )
+        )
+    if cast is None:
+        problems.append(
+            ("the desktop portal offers no ScreenCast interface", REMOTE_DESKTOP_MISSING_FIX)
+        )
+    persists = (remote or 0) >= 2
+    if not persists:
+        approval = (
+            "a person must answer the desktop's 'Remote desktop' dialog (allow remote "
+            "interaction, then Share) at every start: this portal's RemoteDesktop (version "
+            f"{remote}) keeps no restore token; xdg-desktop-portal 1.17+ does"
+        )
+    elif tokens.get(REMOTE_DESKTOP) is None:
+        approval = (
+            "a person must answer the desktop's 'Remote desktop' dialog once (allow remote "
+            "interaction, then Share); the answer is kept as a restore token"
+        )
+    else:
+        approval = ""
+    return PortalRouteStatus(not problems, problems, approval, persists, remote, cast)
