@@ -15,7 +15,7 @@ from holodesk.client.cli import build_parser, load_commands
 from holodesk.client.safety.settings import SafetySettings
 from holodesk.client.session import SessionOptions
 from holodesk.client.tray.controller import TrayController
-from holodesk.client.tray.icon import MenuEntry, menu_entries
+from holodesk.client.tray.menu import MenuEntry, menu_entries
 from holodesk.client.tray.state import ServerProfile, TrayState, TrayStatus
 from holodesk.client.tray_command import chosen_servers
 from holodesk.platform.backends import fake
@@ -44,6 +44,7 @@ class Tray:
         self.states: list[TrayStatus] = []
         self._hook = hook
         self.opened: list[Path] = []
+        self.urls: list[str] = []
         self.changed = threading.Condition()
         self._tasks = list(tasks or [])
         self.controller = TrayController(
@@ -51,6 +52,8 @@ class Tray:
             backend,
             ask_task=lambda: self._tasks.pop(0) if self._tasks else None,
             open_path=self.opened.append,
+            open_url=self.urls.append,
+            live_view_url="http://127.0.0.1:50080/",
             write_report=(lambda task, outcome: report) if report else None,
             # No global hotkey or fail-safe corner: the fake backend has no real pointer.
             session_options=SessionOptions(
@@ -160,7 +163,7 @@ def test_emergency_stop_cancels_and_releases_what_is_held(
     tray.click("Start task…")
     tray.wait_for(lambda s: s.step == 1)
     assert backend.input.held() == (("shift",), ())
-    assert tray.click("Emergency stop") is True
+    assert tray.click("Stop") is True
     ended = tray.wait_for(lambda s: s.state is TrayState.IDLE)
     assert ended.detail.startswith("cancelled")
     assert "emergency stop from the tray" in ended.detail
@@ -247,3 +250,30 @@ def test_the_servers_named_replace_the_default_not_follow_it(
     assert chosen_servers(parser.parse_args(["tray"]).server) == ["env-host:50051"]
     monkeypatch.delenv("HOLODESK_SERVER")
     assert chosen_servers(parser.parse_args(["tray"]).server) == [DEFAULT_ADDRESS]
+
+
+def test_live_view_and_the_daemon_shown(daemon: Daemon, tray_factory: Callable[..., Tray]) -> None:
+    first, second = daemon(lambda conv: conv.open()), daemon(lambda conv: conv.open())  # type: ignore[arg-type,return-value]
+    tray = tray_factory([ServerProfile("a", first.target), ServerProfile("b", second.target)])
+    label = tray.menu[f"Daemon: {first.target}"]
+    assert label.action is None
+    assert not label.enabled()
+    tray.click("Server: b")
+    # The label follows the chosen daemon.
+    labels = [e.text for e in menu_entries(tray.controller, tray.controller.close)]
+    assert f"Daemon: {second.target}" in labels
+    assert tray.click("Open live view") is True
+    assert tray.urls == ["http://127.0.0.1:50080/"]
+    # Open live view works in any state; it starts nothing on either daemon.
+    assert (first.conversations_started(), second.conversations_started()) == (0, 0)
+
+
+def test_live_view_without_an_opener_is_refused() -> None:
+    controller = TrayController(
+        [ServerProfile("a", "127.0.0.1:9")], fake.create, ask_task=lambda: None, open_path=print
+    )
+    try:
+        assert controller.open_live_view() is False
+        assert controller.address == "127.0.0.1:9"
+    finally:
+        controller.close()

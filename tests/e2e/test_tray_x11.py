@@ -1,10 +1,11 @@
-"""`holodesk tray` on a real X display: the icon docks into a real system tray
-(trayer), its own pystray menu items start a real session against a real daemon,
-the X11 backend drives the Tk probe app, and the task dialog takes typed input.
+"""`holodesk tray` on a real X display with a real system tray (trayer, XEmbed): the
+Qt icon docks at the tray's size and paints a round icon (not a stretched oval), a
+click on it opens its menu, and a click on each entry does its job against a real
+daemon on 127.0.0.1 driving the Tk probe app through the X11 backend; the real
+command, in its own process, opens the live view in $BROWSER from its menu.
 
-pystray's plain-X11 backend draws the icon but has no pop-up menu (its menus need
-AppIndicator), so the menu items are invoked through pystray's own Menu objects,
-the same objects a desktop's menu would call.
+Every click is real X input (xdotool) through the tray host's path: onto the docked
+icon, then onto the entry where Qt says the open menu shows it.
 """
 
 from __future__ import annotations
@@ -12,122 +13,76 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
+import shiboken6
+from PySide6.QtWidgets import QApplication
 from Xlib import X
 from Xlib.display import Display
-from Xlib.protocol.event import ClientMessage
 
 from holodesk.client.safety.settings import SafetySettings
 from holodesk.client.session import SessionOptions
+from holodesk.client.tray import menu
 from holodesk.client.tray.ask import TITLE, ask_in_subprocess
 from holodesk.client.tray.controller import TrayController
 from holodesk.client.tray.icon import TrayIcon
-from holodesk.client.tray.state import ServerProfile, TrayState
+from holodesk.client.tray.state import ServerProfile, TrayState, TrayStatus
 from holodesk.daemon.config import ServerConfig
 from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.engines.scripted import ScriptedEngine
 from holodesk.daemon.policies.model import ModelPolicy
-from holodesk.daemon.server import serve
+from holodesk.daemon.server import RunningServer, serve
 from holodesk.platform.select import open_backend
 from tests.support.probe import ProbeApp
+from tests.support.system_tray import (
+    GUARD_S,
+    Docked,
+    assert_round,
+    painted_box,
+    program,
+    trayer,
+    wait_docked,
+    wait_undocked,
+)
 
 pytestmark = [pytest.mark.x11, pytest.mark.e2e]
-GUARD_S = 30.0
-
-
-def _program(name: str, package: str) -> str:
-    path = shutil.which(name)
-    if path is None:
-        message = f"{name} is not installed (apt-get install {package}; tools/setup.sh does)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return path
+# The WM_CLASS Qt gives the icon's window: the application's name.
+APP_CLASS = "holodesk"
 
 
 @pytest.fixture
 def system_tray(xvfb: str) -> Iterator[None]:
-    # The X server shares this display with earlier tests: a tray that one of them
-    # stopped may still own the selection a moment after its process exited, and an
-    # icon that docks then asks a window that is gone (pystray never asks again).
-    _wait_for_tray_owner(xvfb, owned=False)
-    trayer = subprocess.Popen(
-        [
-            _program("trayer", "trayer"),
-            *("--edge", "top", "--align", "right"),
-            *("--widthtype", "pixel", "--width", "200", "--height", "32"),
-        ],
-        env={**os.environ, "DISPLAY": xvfb},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        _wait_for_tray_owner(xvfb)
-        _wait_until_it_docks_an_icon(xvfb)
+    with trayer(xvfb):
         yield
-    finally:
-        trayer.terminate()
-        trayer.wait(10)
-        _wait_for_tray_owner(xvfb, owned=False)
 
 
-def _wait_for_tray_owner(display_name: str, *, owned: bool = True) -> None:
-    """Icons dock only once a tray owns the _NET_SYSTEM_TRAY_S0 selection (`owned`);
-    a stopped tray is gone only once the server has released it (not `owned`)."""
-    display = Display(display_name)
-    try:
-        selection = display.intern_atom("_NET_SYSTEM_TRAY_S0")
-        deadline = time.monotonic() + GUARD_S
-        while (display.get_selection_owner(selection) != X.NONE) != owned:
-            state = "became" if owned else "stopped being"
-            assert time.monotonic() < deadline, f"trayer never {state} the system tray"
-            time.sleep(0.1)
-    finally:
-        display.close()
+@pytest.fixture
+def x_display(xvfb: str) -> Iterator[Display]:
+    display = Display(xvfb)
+    yield display
+    display.close()
 
 
-def _wait_until_it_docks_an_icon(display_name: str) -> None:
-    """The tray is ready once it docks an icon: trayer owns the selection a moment
-    before it embeds what asks, and an icon that asks then is never docked (pystray
-    asks once). A throwaway XEmbed window asks, again every half second, until trayer
-    reparents it; then it goes, and the icon under test asks a tray that answers."""
-    display = Display(display_name)
-    try:
-        screen = display.screen()
-        owner = display.get_selection_owner(display.intern_atom("_NET_SYSTEM_TRAY_S0"))
-        opcode = display.intern_atom("_NET_SYSTEM_TRAY_OPCODE")
-        icon = screen.root.create_window(0, 0, 16, 16, 0, screen.root_depth)
-        xembed = display.intern_atom("_XEMBED_INFO")
-        icon.change_property(xembed, xembed, 32, [0, 1])  # version 0, mapped
-        deadline = time.monotonic() + GUARD_S
-        try:
-            while icon.query_tree().parent.id == screen.root.id:
-                assert time.monotonic() < deadline, "trayer never docked an icon"
-                request = ClientMessage(
-                    window=owner, client_type=opcode, data=(32, [X.CurrentTime, 0, icon.id, 0, 0])
-                )
-                owner.send_event(request, event_mask=X.NoEventMask)
-                display.flush()
-                time.sleep(0.5)
-        finally:
-            icon.destroy()
-            display.sync()
-    finally:
-        display.close()
+@pytest.fixture
+def qt_app(xvfb: str) -> Iterator[QApplication]:
+    """Qt's application in this process, deleted afterwards: a QApplication left
+    connected to the session's Xvfb would see it go away at the end of the run."""
+    app = QApplication(["holodesk"])
+    yield app
+    app.processEvents()
+    shiboken6.delete(app)
 
 
 def _xdotool(*args: str) -> str:
     done = subprocess.run(
-        [_program("xdotool", "xdotool"), *args],
+        [program("xdotool", "xdotool"), *args],
         capture_output=True,
         text=True,
         timeout=GUARD_S,
@@ -136,130 +91,240 @@ def _xdotool(*args: str) -> str:
     return done.stdout
 
 
-def _wait_docked(title: str) -> str:
-    """Waits until the icon's window sits inside the tray's panel in the window tree;
-    "" when it does, else the last window tree seen (for the failure message)."""
+async def _pump_until(app: QApplication, condition: Callable[[], bool], what: str) -> None:
+    """Runs Qt's events (this thread owns them) and the daemon's loop until
+    `condition` holds."""
     deadline = time.monotonic() + GUARD_S
-    tree = ""
-    while time.monotonic() < deadline:
-        tree = subprocess.run(
-            ["xwininfo", "-root", "-tree"],
-            capture_output=True,
-            text=True,
-            timeout=GUARD_S,
-            check=True,
-        ).stdout
-        lines = tree.splitlines()
-        panel = next((i for i, line in enumerate(lines) if '("panel" "trayer")' in line), None)
-        mark = f'"{title}": ("holodeskSystemTrayIcon"'
-        icon = next((i for i, line in enumerate(lines) if mark in line), None)
-        if panel is not None and icon is not None and icon > panel:
-            indent = len(lines[icon]) - len(lines[icon].lstrip())
-            if indent > len(lines[panel]) - len(lines[panel].lstrip()):
-                return ""
-        time.sleep(0.2)
-    return tree
+    while True:
+        app.processEvents()
+        if condition():
+            return
+        assert time.monotonic() < deadline, f"never: {what}"
+        await asyncio.sleep(0.02)
 
 
-def _menu_item(icon: Any, label: str) -> Any:
-    for item in icon.menu.items:
-        if item.text == label:
-            return item
-    raise AssertionError(f"no menu item {label!r}: {[i.text for i in icon.menu.items]}")
+def _viewable(display: Display, window_id: int) -> bool:
+    window = display.create_resource_object("window", window_id)
+    return bool(window.get_attributes().map_state == X.IsViewable)
 
 
-async def test_tray_menu_runs_a_session_on_the_desktop(
-    xvfb: str, system_tray: None, tmp_path: Path
+async def _click_entry(
+    app: QApplication, display: Display, icon: TrayIcon, docked: Docked, label: str
+) -> None:
+    """Clicks the docked icon, waits for its menu to be on the screen, clicks `label`."""
+    await _pump_until(app, lambda: not icon.menu.isVisible(), "the menu closed")
+    x, y = docked.center
+    await asyncio.to_thread(_xdotool, "mousemove", str(x), str(y), "click", "1")
+    await _pump_until(
+        app,
+        lambda: icon.menu.isVisible() and _viewable(display, int(icon.menu.winId())),
+        f"the menu opened for {label!r}",
+    )
+    action = icon.action(label)
+    assert action.isEnabled(), f"{label!r} is disabled"
+    rect = icon.action_rect(label)
+    cx, cy = rect.center().x(), rect.center().y()
+    await asyncio.to_thread(_xdotool, "mousemove", str(cx), str(cy), "click", "1")
+    await _pump_until(app, lambda: not icon.menu.isVisible(), f"{label!r} was chosen")
+
+
+def _seen(states: list[TrayStatus], status: TrayStatus, icon: TrayIcon) -> None:
+    states.append(status)
+    icon.show()
+
+
+def _script(ok: tuple[int, int]) -> list[str]:
+    # holo1.5: absolute pixels of the frame, which is the 1280x800 screen itself.
+    click = {"thought": "press OK", "action": {"action": "click", "x": ok[0], "y": ok[1]}}
+    wait = {"thought": "watch", "action": {"action": "wait", "seconds": 0.1}}
+    return [json.dumps(click)] + [json.dumps(wait)] * 600
+
+
+@asynccontextmanager
+async def _daemon(outputs: list[str]) -> AsyncIterator[RunningServer]:
+    policy = ModelPolicy(get_dialect("holo1.5"), ScriptedEngine(outputs), name="scripted")
+    async with serve(ServerConfig(listen="127.0.0.1:0"), policies=[policy]) as running:
+        await asyncio.wait_for(asyncio.shield(running.policies_started), GUARD_S)
+        yield running
+
+
+async def test_every_menu_entry_through_the_docked_icon(
+    xvfb: str, system_tray: None, qt_app: QApplication, x_display: Display, tmp_path: Path
 ) -> None:
     probe = ProbeApp.start(xvfb, tmp_path / "probe.jsonl")
     try:
-        ok_x, ok_y = probe.widgets["ok"].center
-        # holo1.5: absolute pixels of the frame, which is the 1280x800 screen itself.
-        outputs = [
-            json.dumps(
-                {"thought": "press OK", "action": {"action": "click", "x": ok_x, "y": ok_y}}
-            ),
-            json.dumps({"thought": "done", "action": {"action": "answer", "content": "pressed"}}),
-        ]
-        policy = ModelPolicy(get_dialect("holo1.5"), ScriptedEngine(outputs), name="scripted")
-        async with serve(ServerConfig(listen="127.0.0.1:0"), policies=[policy]) as running:
-            await asyncio.wait_for(asyncio.shield(running.policies_started), GUARD_S)
+        async with _daemon(_script(probe.widgets["ok"].center)) as running:
+            urls: list[str] = []
+            states: list[TrayStatus] = []
             controller = TrayController(
                 [ServerProfile("local", running.address)],
                 lambda: open_backend("x11", display=xvfb),
-                ask_task=lambda: "press OK",
+                ask_task=ask_in_subprocess,
                 open_path=print,
+                open_url=urls.append,
+                live_view_url="http://127.0.0.1:50080/",
+                # No global hotkey, no fail-safe corner: the tray sits in a corner.
                 session_options=SessionOptions(
                     safety=SafetySettings(emergency_stop=None, fail_safe=False)
                 ),
+                on_change=lambda status: _seen(states, status, icon),
             )
             icon = TrayIcon(controller)
-            thread = threading.Thread(target=icon.run, daemon=True)
-            thread.start()
+            icon.start()
             try:
-                assert await asyncio.to_thread(icon.shown.wait, GUARD_S)
-                pystray_icon = icon._icon
-                assert pystray_icon.title == "holodesk (local): idle"
+                docked = await asyncio.to_thread(wait_docked, x_display, APP_CLASS)
+                # The tray sizes the window (trayer: 22x30); the icon inside is round.
+                assert docked.width >= 16, docked
+                assert docked.height >= 16, docked
+                await _pump_until(
+                    qt_app, lambda: painted_box(x_display, docked) is not None, "it painted"
+                )
+                assert_round(painted_box(x_display, docked))
 
-                start = _menu_item(pystray_icon, "Start task…")
-                assert start.enabled
-                start(pystray_icon)  # what the desktop's menu calls
-                status = await asyncio.to_thread(controller.wait_idle, GUARD_S)
-                assert status.state is TrayState.IDLE, status
-                assert status.detail == "succeeded: pressed"
+                status = icon.action(controller.status.title)
+                assert not status.isEnabled()
+                assert status.text() == "holodesk (local): idle"
+                daemon_label = icon.action(f"Daemon: {running.address}")
+                assert not daemon_label.isEnabled()
+                assert not icon.action(menu.PAUSE).isEnabled()
+
+                # Start task…: asks in the dialog, then runs the task on the desktop.
+                await _click_entry(qt_app, x_display, icon, docked, menu.START)
+                window = await _dialog_window()
+                await asyncio.to_thread(_xdotool, "windowactivate", "--sync", window)
+                await asyncio.to_thread(_xdotool, "type", "press OK")
+                await asyncio.to_thread(_xdotool, "key", "Return")
+                await _pump_until(qt_app, lambda: controller.status.step >= 2, "steps ran")
+                assert controller.status.task == "press OK"
                 assert await asyncio.to_thread(probe.wait_for_event, "command", widget="ok")
-                icon.show(status)
-                assert pystray_icon.title == "holodesk (local): idle: succeeded: pressed"
-                assert not _menu_item(pystray_icon, "Emergency stop").enabled
+
+                await _click_entry(qt_app, x_display, icon, docked, menu.PAUSE)
+                await _pump_until(
+                    qt_app, lambda: controller.status.state is TrayState.PAUSED, "paused"
+                )
+                assert icon.action(menu.RESUME).isEnabled()
+                paused_at = controller.status.step
+
+                await _click_entry(qt_app, x_display, icon, docked, menu.RESUME)
+                await _pump_until(
+                    qt_app, lambda: controller.status.step > paused_at + 1, "resumed steps"
+                )
+                assert controller.status.state is TrayState.RUNNING
+
+                await _click_entry(qt_app, x_display, icon, docked, menu.STOP)
+                ended = await asyncio.to_thread(controller.wait_idle, GUARD_S)
+                assert ended.state is TrayState.IDLE, ended
+                assert ended.detail.startswith("cancelled"), ended
+                assert "emergency stop from the tray" in ended.detail
+                await _pump_until(
+                    qt_app, lambda: icon.action(menu.START).isEnabled(), "the menu shows idle"
+                )
+                shown = [s.state for s in states]
+                changes = [a for a, b in zip(shown, [None, *shown], strict=False) if a is not b]
+                assert changes == [
+                    TrayState.RUNNING,
+                    TrayState.PAUSED,
+                    TrayState.RUNNING,
+                    TrayState.IDLE,
+                ]
+
+                await _click_entry(qt_app, x_display, icon, docked, menu.LIVE_VIEW)
+                assert urls == ["http://127.0.0.1:50080/"]
+
+                await _click_entry(qt_app, x_display, icon, docked, menu.QUIT)
+                await asyncio.to_thread(wait_undocked, x_display, APP_CLASS)
             finally:
-                await asyncio.to_thread(icon.stop)
-                thread.join(GUARD_S)
+                icon.stop()
+                qt_app.processEvents()
     finally:
         probe.stop()
 
 
-def test_holodesk_tray_docks_into_a_real_system_tray(
-    xvfb: str, system_tray: None, tmp_path: Path
+async def _dialog_window() -> str:
+    deadline = time.monotonic() + 2 * GUARD_S  # a loaded machine starts Tk slowly
+    while time.monotonic() < deadline:
+        done = await asyncio.to_thread(
+            subprocess.run,
+            [program("xdotool", "xdotool"), "search", "--onlyvisible", "--name", TITLE],
+            capture_output=True,
+            text=True,
+            timeout=GUARD_S,
+            check=False,
+        )
+        found = done.stdout.split()
+        if found:
+            return found[0]
+        await asyncio.sleep(0.2)
+    raise AssertionError("the task dialog never appeared")
+
+
+def _menu_window(display: Display, pid: int) -> bool:
+    """Whether a popup of process `pid` (its menu) is on the screen."""
+    pid_atom = display.intern_atom("_NET_WM_PID")
+    for window in display.screen().root.query_tree().children:
+        attributes = window.get_attributes()
+        if not attributes.override_redirect or attributes.map_state != X.IsViewable:
+            continue
+        prop = window.get_full_property(pid_atom, X.AnyPropertyType)
+        if prop is not None and list(prop.value) == [pid]:
+            return True
+    return False
+
+
+def test_the_tray_command_docks_and_opens_the_live_view_in_browser(
+    xvfb: str, system_tray: None, x_display: Display, tmp_path: Path
 ) -> None:
+    opened = tmp_path / "opened.txt"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f'#!/bin/sh\nprintf "%s\\n" "$1" >> {opened}\n')
+    browser.chmod(0o755)
     # The real command in its own process, as `holodesk service install` runs it.
     process = subprocess.Popen(
         [
             *(sys.executable, "-m", "holodesk.client", "tray"),
             *("--server", "lab=127.0.0.1:9", "--record-dir", str(tmp_path)),
+            *("--live-view", "http://127.0.0.1:50999/sessions"),
         ],
-        env={**os.environ, "DISPLAY": xvfb},
+        env={**os.environ, "DISPLAY": xvfb, "BROWSER": str(browser)},
         stderr=subprocess.PIPE,
         text=True,
     )
+    err = ""
     try:
-        # Docked, titled with the chosen server and the client's state.
-        undocked = _wait_docked("holodesk (lab): idle")
-        running = process.poll() is None
-    finally:
-        process.terminate()
-        _, err = process.communicate(timeout=GUARD_S)
-    assert not undocked, f"the icon never docked into the tray:\n{undocked}\n{err}"
-    assert running, err
+        try:
+            docked = wait_docked(x_display, APP_CLASS)
+            deadline = time.monotonic() + GUARD_S
+            while painted_box(x_display, docked) is None:
+                assert time.monotonic() < deadline, "the icon painted nothing"
+                time.sleep(0.1)
+            assert_round(painted_box(x_display, docked))
+            # A right click opens the menu; its mnemonic picks Open live view.
+            x, y = docked.center
+            _xdotool("mousemove", str(x), str(y), "click", "3")
+            deadline = time.monotonic() + GUARD_S
+            while not _menu_window(x_display, process.pid):
+                assert process.poll() is None, "the tray exited"
+                assert time.monotonic() < deadline, "the menu never opened"
+                time.sleep(0.1)
+            _xdotool("key", "l")
+            while not (opened.exists() and opened.read_text()):
+                assert time.monotonic() < deadline, "the browser was never started"
+                time.sleep(0.1)
+            assert opened.read_text() == "http://127.0.0.1:50999/sessions\n"
+            assert process.poll() is None
+        finally:
+            process.terminate()
+            _, err = process.communicate(timeout=GUARD_S)
+    except AssertionError as error:
+        raise AssertionError(f"{error}\ntray's stderr:\n{err}") from error
     assert "Traceback" not in err, err
-
-
-def _dialog_window(worker: threading.Thread) -> str:
-    """The task dialog's window, once it is mapped (fails if the dialog process ended)."""
-    deadline = time.monotonic() + 2 * GUARD_S  # a loaded machine starts Tk slowly
-    while time.monotonic() < deadline:
-        found = _xdotool("search", "--onlyvisible", "--name", TITLE).split()
-        if found:
-            return found[0]
-        assert worker.is_alive(), "the task dialog ended before it showed a window"
-        time.sleep(0.2)
-    raise AssertionError("the task dialog never appeared")
 
 
 def test_task_dialog_returns_what_the_user_typed(xvfb: str) -> None:
     answers: list[str | None] = []
     worker = threading.Thread(target=lambda: answers.append(ask_in_subprocess(3 * GUARD_S)))
     worker.start()
-    window = _dialog_window(worker)
+    window = asyncio.run(_dialog_window())
     _xdotool("windowactivate", "--sync", window)
     # Plain XTEST input to the focused dialog: with --window, xdotool sends the key's
     # release to a window the press already destroyed, leaving the key held (and
@@ -274,7 +339,7 @@ def test_task_dialog_escape_is_no_task(xvfb: str) -> None:
     answers: list[str | None] = []
     worker = threading.Thread(target=lambda: answers.append(ask_in_subprocess(3 * GUARD_S)))
     worker.start()
-    window = _dialog_window(worker)
+    window = asyncio.run(_dialog_window())
     _xdotool("windowactivate", "--sync", window)
     _xdotool("key", "Escape")
     worker.join(GUARD_S)

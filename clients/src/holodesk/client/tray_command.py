@@ -1,7 +1,8 @@
 """`holodesk tray`: the client in the system tray (what `holodesk service install` runs).
 
-Its menu starts a task, pauses and resumes, stops at once, opens the last session's
-report and switches between daemons given as --server NAME=HOST:PORT.
+Its menu starts a task, pauses and resumes, stops at once, opens the daemon's live
+view and the last session's report, shows the daemon it talks to and switches
+between daemons given as --server NAME=HOST:PORT.
 """
 
 from __future__ import annotations
@@ -23,8 +24,7 @@ from holodesk.client.credentials import CredentialsError
 from holodesk.client.exit_codes import ExitCode
 from holodesk.client.session import SessionOptions
 from holodesk.client.tray.ask import ask_in_subprocess
-from holodesk.client.tray.controller import TrayController
-from holodesk.client.tray.icon import TrayIcon, TrayUnavailableError
+from holodesk.client.tray.controller import DEFAULT_LIVE_VIEW, TrayController
 from holodesk.client.tray.reports import default_record_dir, report_for
 from holodesk.client.tray.state import ServerProfile
 from holodesk.platform.select import open_backend
@@ -45,6 +45,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=default_record_dir(),
         help="where sessions are recorded, for their reports (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--live-view",
+        default=DEFAULT_LIVE_VIEW,
+        metavar="URL",
+        help="the daemon's live view (holodeskd --web), opened by the menu's "
+        "Open live view in $BROWSER or the system's browser (default: %(default)s)",
     )
     add_connection_arguments(parser.add_argument_group("connection"))
 
@@ -75,12 +82,23 @@ def run(args: argparse.Namespace) -> int:
     except (CredentialsError, ChannelError, ValueError) as error:
         print(f"holodesk tray: {error}", file=sys.stderr)
         return int(ExitCode.USAGE)
+    try:
+        # Qt comes with the `tray` extra; the rest of the CLI works without it.
+        from holodesk.client.tray.icon import TrayIcon, TrayUnavailableError
+    except ImportError as error:
+        print(
+            f"holodesk tray: {error} (install holodesk-client[tray] for Qt)",
+            file=sys.stderr,
+        )
+        return int(ExitCode.BACKEND_UNAVAILABLE)
     icon: TrayIcon | None = None
     controller = TrayController(
         profiles,
         lambda: open_backend(args.backend),
         ask_task=ask_in_subprocess,
         open_path=lambda path: webbrowser.open(path.as_uri()),
+        open_url=webbrowser.open,
+        live_view_url=args.live_view,
         write_report=report_for,
         session_options=SessionOptions(record_dir=args.record_dir),
         on_change=lambda status: icon.show(status) if icon else None,

@@ -1,5 +1,5 @@
 """Everything the tray does, without a tray: start a task, pause, resume, emergency
-stop, switch server, open the last report. Menu callbacks (any thread) call these;
+stop, switch server, open the live view and the last report. Menu callbacks (any thread) call these;
 sessions run on the controller's own event-loop thread, one at a time."""
 
 from __future__ import annotations
@@ -22,6 +22,9 @@ from holodesk.platform.errors import PlatformError
 # Writes a report of a finished session and returns its path (None: no report).
 ReportWriter = Callable[[str, SessionOutcome], Path | None]
 
+# The live view `holodeskd --web HOST:PORT` serves by default.
+DEFAULT_LIVE_VIEW = "http://127.0.0.1:50080/"
+
 
 class TrayController:
     def __init__(
@@ -31,6 +34,8 @@ class TrayController:
         *,
         ask_task: Callable[[], str | None],
         open_path: Callable[[Path], object],
+        open_url: Callable[[str], object] | None = None,
+        live_view_url: str = DEFAULT_LIVE_VIEW,
         write_report: ReportWriter | None = None,
         session_options: SessionOptions | None = None,
         on_change: Callable[[TrayStatus], None] | None = None,
@@ -45,6 +50,8 @@ class TrayController:
         self._open_backend = open_backend
         self._ask_task = ask_task
         self._open_path = open_path
+        self._open_url = open_url
+        self._live_view_url = live_view_url
         self._write_report = write_report
         self._options = session_options or SessionOptions()
         self._on_change = on_change
@@ -70,6 +77,15 @@ class TrayController:
     @property
     def servers(self) -> tuple[str, ...]:
         return tuple(self._servers)
+
+    @property
+    def address(self) -> str:
+        """HOST:PORT of the daemon sessions start against."""
+        return self._server.address
+
+    @property
+    def live_view_url(self) -> str:
+        return self._live_view_url
 
     @property
     def busy(self) -> bool:
@@ -133,6 +149,13 @@ class TrayController:
         if report is None or not report.exists():
             return False
         self._open_path(report)
+        return True
+
+    def open_live_view(self) -> bool:
+        """Opens the daemon's live view in the browser; False when no opener is set."""
+        if self._open_url is None:
+            return False
+        self._open_url(self._live_view_url)
         return True
 
     def wait_idle(self, timeout: float | None = None) -> TrayStatus:
