@@ -61,9 +61,20 @@ async def test_pause_holds_the_next_step_until_resume() -> None:
             control_pb2.ResumeSessionRequest(session_id=started.session_id)
         )
         assert resumed.session.state != control_pb2.SESSION_STATE_PAUSED
+        # The frame in hand predates the pause (a person may have used the desktop):
+        # an empty batch, not a model step, asks for a fresh one first.
+        refresh = await stream.recv()
+        assert refresh.actions.step == 0
+        assert not refresh.actions.actions
+        assert policy.decisions == 0
+        await stream.send(
+            agent_pb2.RunSessionRequest(observation=agent_pb2.Observation(frame=make_frame("g")))
+        )
         response = await stream.recv()
         assert response.actions.step == 1
         assert policy.decisions == 1
+        assert policy.contexts[-1].frame.frame_id == "g"
+        assert len(policy.contexts[-1].frames) == 1  # the stale frame left the window
 
 
 async def test_operator_cancel_reaches_the_client_as_ended_cancelled() -> None:
@@ -146,7 +157,8 @@ async def test_server_info() -> None:
         info = await daemon.control.GetServerInfo(control_pb2.GetServerInfoRequest())
     assert info.version
     assert info.default_policy == "recording"
-    assert [(p.name, p.ready) for p in info.policies] == [("recording", True)]
+    # Every daemon also serves `computer` (attached desktops, computer.proto).
+    assert [(p.name, p.ready) for p in info.policies] == [("recording", True), ("computer", True)]
     assert info.active_sessions == 1
     assert info.max_message_bytes == 8 << 20
     assert info.started_at.seconds > 0

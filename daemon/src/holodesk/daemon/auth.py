@@ -16,11 +16,14 @@ The principal of a call, first match wins:
    on a loopback address, or --insecure -> admin ("anonymous"), as before auth existed.
 
 Anything else is UNAUTHENTICATED. Roles: `agent` may call AgentService,
-`admin` may call everything (ControlService too); a known caller with the wrong
-role gets PERMISSION_DENIED. Health checking and server reflection stay open to
-everyone (load balancers and grpcurl need them; they reveal the API's shape and
-whether it serves, nothing about sessions). Credentials never reach a log line:
-failures are logged by cause ("unknown bearer token"), never by value.
+`operator` AgentService and ComputerService (it drives the desktops attached under
+its own principal and those its entry's `drives` lists; computer_service.py),
+`admin` may call everything (ControlService too) and drive every desktop; a known
+caller with the wrong role gets PERMISSION_DENIED. Health checking and server
+reflection stay open to everyone (load balancers and grpcurl need them; they
+reveal the API's shape and whether it serves, nothing about sessions). Credentials
+never reach a log line: failures are logged by cause ("unknown bearer token"),
+never by value.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ OPEN_SERVICES = (
     "grpc.reflection.v1alpha.ServerReflection",
 )
 AGENT_SERVICE = "holodesk.v1.AgentService"
+COMPUTER_SERVICE = "holodesk.v1.ComputerService"
 
 
 class AuthMethod(enum.Enum):
@@ -66,6 +70,14 @@ class Principal:
     name: str
     role: Role
     method: AuthMethod
+    # An operator's other principals whose attached desktops it may drive.
+    drives: tuple[str, ...] = ()
+
+    def may_drive(self, owner: str) -> bool:
+        """Whether this caller may drive a desktop attached by `owner`."""
+        if self.role is Role.ADMIN:
+            return True
+        return self.role is Role.OPERATOR and (owner == self.name or owner in self.drives)
 
 
 ANONYMOUS = Principal("anonymous", Role.ADMIN, AuthMethod.NONE)
@@ -86,6 +98,8 @@ def required_role(method: str) -> Role | None:
         return None
     if service == AGENT_SERVICE:
         return Role.AGENT
+    if service == COMPUTER_SERVICE:
+        return Role.OPERATOR
     return Role.ADMIN  # ControlService, and anything added later, until said otherwise
 
 
@@ -108,15 +122,15 @@ class Authenticator:
             entry = self.credentials.match_token(token)
             if entry is None:
                 raise Unauthenticated("unknown bearer token")
-            return Principal(f"token:{entry.name}", entry.role, AuthMethod.TOKEN)
+            return Principal(f"token:{entry.name}", entry.role, AuthMethod.TOKEN, entry.drives)
         cn = _certificate_cn(context)
         if cn is not None:
-            role = self.credentials.client_role(cn)
-            if role is None:
+            client = self.credentials.client_entry(cn)
+            if client is None:
                 raise Unauthenticated(
                     f"client certificate CN {cn!r} has no [[client]] entry in the credentials file"
                 )
-            return Principal(f"cn:{cn}", role, AuthMethod.MTLS)
+            return Principal(f"cn:{cn}", client.role, AuthMethod.MTLS, client.drives)
         if self._trusted_unix_peer(context):
             return Principal("unix", Role.ADMIN, AuthMethod.UNIX)
         if self.open_mode:

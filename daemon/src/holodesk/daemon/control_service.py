@@ -62,7 +62,7 @@ class ControlService(control_pb2_grpc.ControlServiceServicer):
     async def ResumeSession(  # noqa: N802
         self, request: control_pb2.ResumeSessionRequest, context: Any
     ) -> control_pb2.ResumeSessionResponse:
-        session = self._registry.resume(_require_id(request))
+        session = self._registry.resume(_require_id(request), request.note)
         return control_pb2.ResumeSessionResponse(session=convert.session_info_to_pb(session))
 
     async def CancelSession(  # noqa: N802

@@ -5,8 +5,11 @@ so the file is not a secret (keep it writable by root/the daemon's user only):
 
     [[token]]
     name = "laptop"        # a label: logs, per-principal limits ("token:laptop")
-    role = "agent"         # "agent": AgentService; "admin": everything, ControlService too
+    role = "agent"         # "agent": AgentService; "operator": AgentService and
+                           # ComputerService; "admin": everything, ControlService too
     sha256 = "<64 hex digits: sha256 of the token's UTF-8 bytes>"
+    drives = ["token:laptop"]  # operator only, optional: principals whose attached
+                           # desktops it may drive besides its own (computer.proto)
 
     [[client]]             # mTLS callers (--client-ca), by certificate subject CN
     cn = "tray.example.internal"
@@ -41,10 +44,14 @@ class CredentialsError(ValueError):
 
 class Role(enum.Enum):
     AGENT = "agent"
+    # Drives attached desktops through ComputerService (and is an agent too).
+    OPERATOR = "operator"
     ADMIN = "admin"
 
     def allows(self, required: Role) -> bool:
-        return self is Role.ADMIN or required is Role.AGENT
+        if self is Role.ADMIN or required is Role.AGENT:
+            return True
+        return self is Role.OPERATOR and required is Role.OPERATOR
 
 
 @dataclass(frozen=True)
@@ -52,12 +59,15 @@ class TokenEntry:
     name: str
     role: Role
     sha256: bytes
+    # Principals whose attached desktops this operator may drive besides its own.
+    drives: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class ClientEntry:
     cn: str
     role: Role
+    drives: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -80,9 +90,13 @@ class Credentials:
         return found
 
     def client_role(self, cn: str) -> Role | None:
+        entry = self.client_entry(cn)
+        return None if entry is None else entry.role
+
+    def client_entry(self, cn: str) -> ClientEntry | None:
         for entry in self.clients:
             if entry.cn == cn:
-                return entry.role
+                return entry
         return None
 
 
@@ -148,10 +162,10 @@ def _array(data: dict[str, Any], key: str, source: str) -> list[dict[str, Any]]:
 
 
 def _fields(item: dict[str, Any], allowed: set[str], where: str) -> dict[str, str]:
-    extra = set(item) - allowed
+    extra = set(item) - allowed - {"drives"}
     if extra:
         raise CredentialsError(
-            f"{where}: unknown key(s) {sorted(extra)}; allowed {sorted(allowed)}"
+            f"{where}: unknown key(s) {sorted(extra)}; allowed {sorted(allowed | {'drives'})}"
         )
     out: dict[str, str] = {}
     for key in allowed:
@@ -166,7 +180,25 @@ def _role(value: str, where: str) -> Role:
     try:
         return Role(value)
     except ValueError:
-        raise CredentialsError(f"{where}: role {value!r} is not agent or admin") from None
+        raise CredentialsError(f"{where}: role {value!r} is not agent, operator or admin") from None
+
+
+def _drives(item: dict[str, Any], role: Role, where: str) -> tuple[str, ...]:
+    """The optional `drives` list: principal names ("token:laptop", "cn:desk-1")."""
+    value = item.get("drives", [])
+    if not isinstance(value, list) or not all(isinstance(x, str) and x.strip() for x in value):
+        raise CredentialsError(f"{where}: drives must be a list of principal names")
+    if value and role is not Role.OPERATOR:
+        raise CredentialsError(
+            f"{where}: drives is for role operator (an admin drives every desktop, an agent none)"
+        )
+    bad = [x for x in value if not x.strip().startswith(("token:", "cn:")) and x != "unix"]
+    if bad:
+        raise CredentialsError(
+            f"{where}: drives entries name principals as 'token:<name>', 'cn:<CN>' or "
+            f"'unix'; got {bad[0]!r}"
+        )
+    return tuple(x.strip() for x in value)
 
 
 def _token_entry(item: dict[str, Any], where: str) -> TokenEntry:
@@ -176,12 +208,14 @@ def _token_entry(item: dict[str, Any], where: str) -> TokenEntry:
         raise CredentialsError(
             f"{where}: sha256 must be 64 hex digits (the token's SHA-256, never the token)"
         )
-    return TokenEntry(fields["name"], _role(fields["role"], where), bytes.fromhex(digest))
+    role = _role(fields["role"], where)
+    return TokenEntry(fields["name"], role, bytes.fromhex(digest), _drives(item, role, where))
 
 
 def _client_entry(item: dict[str, Any], where: str) -> ClientEntry:
     fields = _fields(item, {"cn", "role"}, where)
-    return ClientEntry(fields["cn"], _role(fields["role"], where))
+    role = _role(fields["role"], where)
+    return ClientEntry(fields["cn"], role, _drives(item, role, where))
 
 
 def _unique(values: list[str], what: str) -> None:

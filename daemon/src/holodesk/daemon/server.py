@@ -102,7 +102,10 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from holodesk.daemon.agent_service import AgentService
+from holodesk.daemon.attached_desktops import AttachedDesktops
 from holodesk.daemon.auth import Authenticator, AuthInterceptor
+from holodesk.daemon.computer_policy import ComputerPolicy, heartbeat_for
+from holodesk.daemon.computer_service import ComputerService
 from holodesk.daemon.config import ListenAddress, ServerConfig
 from holodesk.daemon.control_service import ControlService
 from holodesk.daemon.credentials import Credentials, CredentialsError, load_credentials
@@ -120,7 +123,7 @@ from holodesk.daemon.reflection import enable_reflection
 from holodesk.daemon.sdnotify import notify
 from holodesk.daemon.session_runner import SessionSettings
 from holodesk.daemon.sessions import SessionLimits, SessionRegistry
-from holodesk.proto.v1 import agent_pb2, agent_pb2_grpc, control_pb2_grpc
+from holodesk.proto.v1 import agent_pb2, agent_pb2_grpc, computer_pb2_grpc, control_pb2_grpc
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +131,8 @@ AGENT_SERVICE = agent_pb2.DESCRIPTOR.services_by_name["AgentService"].full_name
 CONTROL_SERVICE = agent_pb2.DESCRIPTOR.pool.FindServiceByName(
     "holodesk.v1.ControlService"
 ).full_name
-HEALTH_NAMES = ("", AGENT_SERVICE, CONTROL_SERVICE)
+COMPUTER_SERVICE = "holodesk.v1.ComputerService"
+HEALTH_NAMES = ("", AGENT_SERVICE, CONTROL_SERVICE, COMPUTER_SERVICE)
 
 
 @dataclass
@@ -341,7 +345,11 @@ async def serve(
     authenticator = Authenticator(credentials, open_mode=open_mode, unix_socket=address.unix_path)
     if policies is None:
         policies = [create_policy(config.policy, config.policy_options)]
-    catalog = PolicyCatalog(policies)
+    # Desktops attached for ComputerService callers (computer.proto), through the
+    # `computer` policy every daemon serves besides its own.
+    desktops = AttachedDesktops()
+    computer = ComputerPolicy(desktops, heartbeat_s=heartbeat_for(config.step_timeout_s))
+    catalog = PolicyCatalog([*policies, computer])
     registry = SessionRegistry(
         SessionLimits(
             max_sessions=config.max_sessions,
@@ -381,6 +389,10 @@ async def serve(
     )
     agent_pb2_grpc.add_AgentServiceServicer_to_server(
         AgentService(registry, catalog, settings), server
+    )
+    desktops.watch(registry)
+    computer_pb2_grpc.add_ComputerServiceServicer_to_server(
+        ComputerService(desktops, registry), server
     )
     control_pb2_grpc.add_ControlServiceServicer_to_server(
         ControlService(

@@ -258,6 +258,7 @@ class SessionRunner:
     async def _steps(
         self, session: Session, policy: Policy, *, resumed: bool
     ) -> AsyncIterator[agent_pb2.RunSessionResponse]:
+        refreshing = False
         try:
             while True:
                 observation = await self._next_observation(session)
@@ -272,10 +273,11 @@ class SessionRunner:
                     convert.results_from_pb(observation.results, "observation.results"),
                     "observation.results",
                 )
-                if self._settings.recorder is not None:
+                if self._settings.recorder is not None and not refreshing:
                     self._settings.recorder.observation(
                         session, observation.results, observation.user_reply
                     )
+                refreshing = False
                 if session.ending is not None:
                     yield self._end(session, session.ending)
                     return
@@ -284,7 +286,14 @@ class SessionRunner:
                     reason = f"reached the limit of {session.max_steps} steps"
                     yield self._end(session, Ending(SessionOutcome.STEP_LIMIT, reason=reason))
                     return
-                await self._gate(session)
+                if await self._gate(session):
+                    # It was held: the person may have used the desktop meanwhile (a
+                    # take-over), so the frame in hand is stale. An empty batch (not a
+                    # model step: it repeats the last step's number) asks for a fresh one.
+                    session.discard_undecided_frame()
+                    refreshing = True  # its observation answers no step: not recorded
+                    yield agent_pb2.RunSessionResponse(actions=agent_pb2.Actions(step=session.step))
+                    continue
                 deciding = time.perf_counter()
                 decision = await self._decide(session, policy)
                 policy_seconds = time.perf_counter() - deciding
@@ -409,15 +418,17 @@ class SessionRunner:
         self._first_observation = False
         return item
 
-    async def _gate(self, session: Session) -> None:
-        """Hold here while the session is paused (before its next model step)."""
+    async def _gate(self, session: Session) -> bool:
+        """Hold here while the session is paused (before its next model step); True
+        when it held."""
         if not session.paused:
-            return
+            return False
         session.held.set()
         try:
             await self._race(session.wait_running(), session, stop_on_shutdown=True)
         finally:
             session.held.clear()
+        return True
 
     async def _decide(self, session: Session, policy: Policy) -> Decision:
         session.set_thinking(True)

@@ -51,7 +51,17 @@ from holodesk.daemon.frames import EncodedFrame, ImageEncoding
 from holodesk.daemon.generation import SessionSampling
 from holodesk.daemon.geometry import Rect, Size
 from holodesk.daemon.policies.base import Decision, StepContext
+from holodesk.daemon.session_events import (
+    FrameTaken,
+    ResultsReported,
+    SessionEvent,
+    StateChanged,
+    StepDecided,
+)
 from holodesk.proto.limits import MAX_ACTIONS
+
+# Hears every event of every session (SessionRegistry.observers; the live view).
+SessionObserver = Callable[["Session", SessionEvent], None]
 
 log = logging.getLogger(__name__)
 
@@ -134,6 +144,7 @@ class Session:
         principal: str = "anonymous",
         deadline: float | None = None,
         memory: FrameMemory | None = None,
+        observers: list[SessionObserver] | None = None,
     ) -> None:
         self.session_id = uuid.uuid4().hex
         self.resume_token = secrets.token_urlsafe(24)
@@ -156,6 +167,11 @@ class Session:
         # Every result the client reported, by action id; kept across resumes.
         self.executed: dict[str, ActionResult] = {}
         self.user_reply = ""
+        # Set by a resume that hands the desktop back after a take-over; goes into the
+        # next step's prompt (StepContext.operator_note), then is cleared.
+        self.operator_note = ""
+        # The registry's observers (the live view): shared, so later ones hear too.
+        self._observers = observers if observers is not None else []
         # Decided (done/fail) but waiting for the results of the step's other actions.
         self.ending: Ending | None = None
         self.ended: Ending | None = None
@@ -202,6 +218,14 @@ class Session:
 
     def set_thinking(self, thinking: bool) -> None:
         self._thinking = thinking
+        self._notify(StateChanged())
+
+    def _notify(self, event: SessionEvent) -> None:
+        for observer in self._observers:
+            try:
+                observer(self, event)
+            except Exception:  # a watcher's bug must not break the session it watches
+                log.exception("session observer failed for %s", self.session_id)
 
     def seconds_left(self) -> float | None:
         """Until --max-session-s runs out; None without a limit."""
@@ -212,10 +236,15 @@ class Session:
     def pause(self) -> None:
         self._require_live("pause")
         self._running.clear()
+        self._notify(StateChanged())
 
-    def resume(self) -> None:
+    def resume(self, note: str = "") -> None:
+        """Run again; `note` (handing back after a take-over) goes into the next prompt."""
         self._require_live("resume")
+        if note:
+            self.operator_note = note
         self._running.set()
+        self._notify(StateChanged())
 
     def cancel(self, reason: str) -> None:
         self._require_live("cancel")
@@ -240,19 +269,25 @@ class Session:
         A frame taken for a step that was never decided leaves the window: the
         resume brings a fresh one, and the history window keeps one frame per step.
         """
+        self.discard_undecided_frame()
+        self.attached = False
+        self._thinking = False
+        self.held.clear()
+        self._notify(StateChanged())
+
+    def discard_undecided_frame(self) -> None:
+        """Forget the newest frame if no step was decided on it (it is stale)."""
         if self._undecided_frame:
             self.frames.pop()
             self._undecided_frame = False
             self._hold(unique_bytes(self.frames))
-        self.attached = False
-        self._thinking = False
-        self.held.clear()
 
     def attach(self, resume_token: str) -> None:
         self.resume_token = resume_token
         self.attached = True
         self.resumes += 1
         self._resuming = True
+        self._notify(StateChanged())
 
     # Protocol ----------------------------------------------------------------------
 
@@ -311,6 +346,8 @@ class Session:
             self.ending = None
         self._resuming = False
         self.pending = ()
+        if results:
+            self._notify(ResultsReported(self.step, tuple(results)))
 
     def accept_frame(self, frame: EncodedFrame, field_name: str) -> None:
         if frame.frame_id in self._frame_ids:
@@ -330,6 +367,7 @@ class Session:
         self._frame_ids.add(frame.frame_id)
         self.frames.append(frame)
         self._undecided_frame = True
+        self._notify(FrameTaken(frame))
 
     def release_frames(self) -> None:
         """Give the frame budget back (the session left the daemon)."""
@@ -347,6 +385,7 @@ class Session:
             frames=tuple(self.frames),
             history=tuple(self.history),
             user_reply=self.user_reply,
+            operator_note=self.operator_note,
             sampling=self.request.sampling,
             decoded=decoded,
         )
@@ -401,13 +440,16 @@ class Session:
         )
         self.pending = sent
         self.user_reply = ""
+        self.operator_note = ""
         self.ending = ending if sent else None
+        self._notify(StepDecided(self.step, decision.thought, decision.note, sent))
         return sent, ending
 
     def finish(self, ending: Ending) -> Ending:
         self.ended = ending
         self._thinking = False
         self._running.set()
+        self._notify(StateChanged())
         return ending
 
 
@@ -441,6 +483,9 @@ class SessionRegistry:
         # Called with each session as it leaves the registry, ended (ended, expired,
         # dropped at shutdown). The recorder (issue 7) flushes a recording here.
         self.listeners: list[SessionListener] = []
+        # Called with every session's events as they happen (session_events.py): the
+        # live view. Each must return at once (it runs on the event loop).
+        self.observers: list[SessionObserver] = []
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -479,6 +524,7 @@ class SessionRegistry:
             principal=principal,
             deadline=deadline,
             memory=self.frame_memory,
+            observers=self.observers,
         )
         self._sessions[session.session_id] = session
         self._tokens[session.resume_token] = session.session_id
@@ -572,9 +618,9 @@ class SessionRegistry:
         session.pause()
         return session
 
-    def resume(self, session_id: str) -> Session:
+    def resume(self, session_id: str, note: str = "") -> Session:
         session = self.get(session_id)
-        session.resume()
+        session.resume(note)
         return session
 
     def cancel(self, session_id: str, reason: str) -> Session:

@@ -178,6 +178,7 @@ FIELD_LIMITS: dict[str, FieldLimit] = {
         "ListSessionsResponse.sessions": FieldLimit(setting="holodeskd --max-sessions"),
         "PauseSessionRequest.session_id": _ID,
         "ResumeSessionRequest.session_id": _ID,
+        "ResumeSessionRequest.note": _TEXT,
         "CancelSessionRequest.session_id": _ID,
         "CancelSessionRequest.reason": _REASON,
         "PolicyInfo.name": _NAME,

@@ -251,6 +251,7 @@ HDESKTOP = DialectSpec(
         observation_open="<observation>\n",
         observation_close="\n</observation>",
         user_reply="\n<user_reply>\n{reply}\n</user_reply>",
+        operator_note="\n<operator_note>\n{note}\n</operator_note>",
         repair=(
             "Your previous answer could not be used: {error}. {hint} Answer again with one "
             "JSON object {{note, thought, tool_call}} that follows the schema."

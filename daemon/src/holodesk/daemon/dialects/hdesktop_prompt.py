@@ -81,6 +81,8 @@ def step_messages(
     now = _observation(spec, context.step, current)
     if context.user_reply:
         now.append(TextPart(p.user_reply.format(reply=context.user_reply)))
+    if context.operator_note:
+        now.append(TextPart(p.operator_note.format(note=context.operator_note)))
     messages.append(_user(*now))
     return tuple(messages)
 

@@ -277,6 +277,7 @@ HOLO_PROMPTS = PromptTemplates(
     observation_open="<observation step={step}>\n<screenshot>\n",
     observation_close="\n</screenshot>\n</observation>\n",
     user_reply="<user_reply>\n{reply}\n</user_reply>\n",
+    operator_note="<operator_note>\n{note}\n</operator_note>\n",
     instruction="",
     repair=(
         "Your previous answer could not be used: {error}. {hint} "

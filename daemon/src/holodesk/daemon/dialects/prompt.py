@@ -203,6 +203,8 @@ def _closing(spec: DialectSpec, context: StepContext) -> list[ContentPart]:
     parts: list[ContentPart] = []
     if context.user_reply:
         parts.append(TextPart(p.user_reply.format(reply=context.user_reply)))
+    if context.operator_note:
+        parts.append(TextPart(p.operator_note.format(note=context.operator_note)))
     if p.instruction:
         parts.append(TextPart(p.instruction.format(step=context.step)))
     return parts

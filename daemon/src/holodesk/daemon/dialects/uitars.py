@@ -209,6 +209,7 @@ UITARS_PROMPTS = PromptTemplates(
     observation_open="",
     observation_close="",
     user_reply="The user answered: {reply}\n",
+    operator_note="The user took over the desktop and handed it back saying: {note}\n",
     instruction="",
     repair=(
         "That answer could not be executed: {error}. {hint} Answer again with a Thought: "

@@ -29,6 +29,9 @@ class StepContext:
     history: tuple[HistoryStep, ...] = ()
     # The human's answer to the previous step's ask_user, if any.
     user_reply: str = ""
+    # An operator's note from handing the desktop back after a take-over (the live
+    # view, ControlService.ResumeSession): dialects put it into this step's prompt.
+    operator_note: str = ""
     # Sampling asked for in SessionStart; None takes the policy's defaults.
     sampling: SessionSampling | None = None
     # Screens the daemon decoded lately (rebuilding deltas), by content key: a policy
