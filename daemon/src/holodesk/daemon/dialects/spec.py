@@ -100,6 +100,7 @@ TEMPLATE_FIELDS: dict[str, frozenset[str]] = {
     "observation_open": frozenset({"step"}),
     "observation_close": frozenset({"step"}),
     "user_reply": frozenset({"reply"}),
+    "operator_note": frozenset({"note"}),
     "instruction": frozenset({"step"}),
     "repair": frozenset({"error", "hint"}),
     "locate": frozenset({"description", "coordinate_rule", "output_schema"}),
@@ -120,6 +121,11 @@ class PromptTemplates(BaseModel):
     observation_open: str = ""
     observation_close: str = ""
     user_reply: str = "{reply}\n"
+    # What an operator wrote handing the desktop back after taking it over (the live
+    # view): the screen may have changed by their hand, and the note says how.
+    operator_note: str = (
+        "A person took over the desktop and handed it back with this note: {note}\n"
+    )
     instruction: str = ""
     repair: str = "{error} {hint}"
     locate: str = "{description}"
