@@ -34,6 +34,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "holodesk.client.replay_command",
     "holodesk.client.doctor_command",
     "holodesk.client.locate_command",
+    "holodesk.client.attach_command",
 )
 ENTRY_POINT_GROUP = "holodesk.commands"
 

@@ -128,9 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--decoded-screens-mb",
         type=float,
         default=decoded_screens.DEFAULT_MAX_BYTES / MIB,
-        help="pixels of each session's newest screen, shared by all sessions, so a delta "
-        "paints on its base instead of decoding it again (~6 MiB per active 1080p session "
-        "of many colours, ~2 MiB of few); 0: always decode (default %(default)s)",
+        help="pixels of each session's newest screen, packed (zstd), shared by all sessions, "
+        "so a delta paints on its base instead of decoding it again (~0.2 MiB per 1080p "
+        "screen of text, up to ~6 MiB of a photo); 0: always decode (default %(default)s)",
     )
     limits.add_argument(
         "--max-frame-pixels",
@@ -244,6 +244,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve Prometheus metrics at http://HOST:PORT/metrics (a bare PORT: on "
         "127.0.0.1); default: not served",
     )
+    parser.add_argument(
+        "--web",
+        default="",
+        metavar="HOST:PORT",
+        help="serve the live view at http(s)://HOST:PORT/: sessions, their screens and "
+        "steps as they happen, pause, resume, stop and take over (the gRPC port's TLS "
+        "and --tokens-file apply; a non-loopback HOST needs them or --insecure); "
+        "default: off",
+    )
     return parser
 
 
@@ -290,6 +299,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         keepalive_s=args.keepalive_s,
         keepalive_timeout_s=min(10.0, args.keepalive_s),
         metrics_address=args.metrics_address,
+        web=args.web,
         record=args.record == "on",
         record_dir=args.record_dir,
         log_task=args.log_task,
@@ -311,6 +321,8 @@ async def run(config: ServerConfig) -> int:
 
         loop.add_signal_handler(signal.SIGHUP, reload)
         print(f"holodeskd listening on {running.address}", flush=True)
+        if running.web is not None:
+            print(f"holodeskd live view on {running.web.url}", flush=True)
         stopping = asyncio.create_task(stop.wait())
         await asyncio.wait({stopping, running.policies_started}, return_when="FIRST_COMPLETED")
         if running.policies_started.done() and running.policies_started.exception():

@@ -153,6 +153,9 @@ class ServerConfig:
     keepalive_timeout_s: float = 10.0
     # Prometheus metrics over HTTP: HOST:PORT, or a bare PORT on loopback; "": not served.
     metrics_address: str = ""
+    # The live view (web/): HOST:PORT of a page that watches and steers sessions; "":
+    # off. The gRPC port's TLS and credential rules hold for it too.
+    web: str = ""
     # Record every session whose SessionStart leaves recording UNSPECIFIED; where
     # ("": platformdirs' user_data_dir("holodesk")/recordings). docs/recording-format.md.
     record: bool = False
@@ -208,6 +211,8 @@ class ServerConfig:
         self._check_exposure(parse_listen(self.listen))
         if self.metrics_address:
             parse_metrics_address(self.metrics_address)
+        if self.web:
+            self._check_web()
 
     @property
     def address(self) -> ListenAddress:
@@ -230,7 +235,35 @@ class ServerConfig:
     def has_credentials(self) -> bool:
         return bool(self.tokens_file or self.client_ca)
 
-    def _check_exposure(self, address: ListenAddress) -> None:
+    @property
+    def web_address(self) -> tuple[str, int] | None:
+        """(host, port) of the live view; None when it is off."""
+        if not self.web:
+            return None
+        try:
+            host, port = split_listen(self.web)
+        except ValueError:
+            raise ValueError(
+                f"--web {self.web!r} is not HOST:PORT (e.g. 127.0.0.1:8080; [::1]:8080 for IPv6)"
+            ) from None
+        return host.strip("[]"), port
+
+    def _check_web(self) -> None:
+        """The live view steers sessions like ControlService: the same exposure rules.
+        With no credential at all, a Unix-socket daemon trusts its socket's file
+        permissions, which a web port has not: it needs --tokens-file then."""
+        address = self.web_address
+        assert address is not None
+        if not self.has_credentials and self.address.is_unix:
+            raise ValueError(
+                "--web with --listen unix:PATH needs --tokens-file: the daemon trusts the "
+                "socket's file permissions, and a web port has none"
+            )
+        self._check_exposure(
+            ListenAddress(host=address[0], port=address[1]), what="serve the live view (--web)"
+        )
+
+    def _check_exposure(self, address: ListenAddress, what: str = "listen") -> None:
         """Refuse a non-loopback address without TLS and a credential, unless --insecure."""
         if address.is_loopback or self.insecure:
             return
@@ -241,7 +274,7 @@ class ServerConfig:
             missing.append("a credential method (--tokens-file, or --client-ca for mTLS)")
         if missing:
             raise ValueError(
-                f"refusing to listen on {address.host}: it is not a loopback address and "
+                f"refusing to {what} on {address.host}: it is not a loopback address and "
                 f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not configured. "
                 "Configure them, or pass --insecure to expose the daemon anyway "
                 "(anyone who can reach the port can then drive the desktops)"

@@ -123,6 +123,7 @@ from holodesk.daemon.reflection import enable_reflection
 from holodesk.daemon.sdnotify import notify
 from holodesk.daemon.session_runner import SessionSettings
 from holodesk.daemon.sessions import SessionLimits, SessionRegistry
+from holodesk.daemon.web.app import WebServer, start_web
 from holodesk.proto.v1 import agent_pb2, agent_pb2_grpc, computer_pb2_grpc, control_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -153,6 +154,8 @@ class RunningServer:
     metrics_exporter: MetricsExporter | None = None
     # Session recordings (--record, --record-dir, SessionStart.recording).
     recorder: Recorder | None = None
+    # The live view (--web; web/app.py).
+    web: WebServer | None = None
     _stopped: bool = field(default=False, repr=False)
 
     @property
@@ -199,6 +202,8 @@ class RunningServer:
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await self.policies_started
         await self.catalog.close()
+        if self.web is not None:
+            await self.web.stop()
         if self.metrics_exporter is not None:
             await asyncio.to_thread(self.metrics_exporter.stop)
         log.info("holodeskd stopped")
@@ -418,6 +423,13 @@ async def serve(
         if exporter is not None:
             exporter.stop()
         raise
+    try:
+        web_server = await start_web(config, registry, authenticator)
+    except BaseException:
+        if exporter is not None:
+            exporter.stop()
+        await server.stop(None)
+        raise
     starter = asyncio.create_task(_start_policies(catalog, health_servicer), name="policy-start")
     running = RunningServer(
         server=server,
@@ -433,6 +445,7 @@ async def serve(
         metrics=metrics,
         metrics_exporter=exporter,
         recorder=recorder,
+        web=web_server,
     )
     log.info(
         "holodeskd listening on %s (%s%s)",

@@ -1,0 +1,233 @@
+// The live view's page: Alpine.js (CSP build, vendored) renders the state that the
+// daemon's server-sent events keep current. No markup is built from strings here:
+// every value reaches the page through x-text or a bound attribute.
+import Alpine from "/static/vendor/alpine-csp.esm.min.js";
+
+const KEPT_STEPS = 20;
+const KEPT_ENDED = 10;
+const STATE_NAMES = {
+  waiting_for_client: "running",
+  thinking: "thinking",
+  paused: "paused",
+  detached: "detached",
+  ended: "ended",
+};
+
+async function post(path, body) {
+  const response = await fetch(path, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body || {}),
+  });
+  const data = await response.json().catch(() => ({}));
+  if (!response.ok) {
+    throw new Error(data.error || `${response.status} ${response.statusText}`);
+  }
+  return data;
+}
+
+Alpine.data("liveView", () => ({
+  sessions: [],
+  principal: "",
+  openMode: false,
+  needLogin: false,
+  token: "",
+  loginError: "",
+  error: "",
+  connected: false,
+  source: null,
+
+  init() {
+    this.start();
+  },
+
+  get linkText() {
+    if (this.needLogin) return "";
+    return this.connected ? "live" : "reconnecting...";
+  },
+  get linkClass() {
+    return this.connected ? "live" : "down";
+  },
+  get canLogout() {
+    return !this.needLogin && !this.openMode;
+  },
+  get noSessions() {
+    return this.sessions.length === 0;
+  },
+
+  async start() {
+    const response = await fetch("/api/me");
+    if (response.status === 401 || response.status === 403) {
+      const data = await response.json().catch(() => ({}));
+      this.needLogin = true;
+      this.principal = "";
+      if (response.status === 403) this.loginError = data.error || "not an admin";
+      return;
+    }
+    const me = await response.json();
+    this.principal = me.principal;
+    this.openMode = me.open_mode;
+    this.needLogin = false;
+    this.connect();
+  },
+
+  connect() {
+    if (this.source) this.source.close();
+    const source = new EventSource("/api/events");
+    this.source = source;
+    source.onopen = () => { this.connected = true; };
+    source.onerror = () => {
+      this.connected = false;
+      // A refused stream (401: logged out, token removed) is not retried by the browser.
+      if (source.readyState === EventSource.CLOSED) this.start();
+    };
+    const on = (kind, handler) =>
+      source.addEventListener(kind, (event) => handler.call(this, JSON.parse(event.data)));
+    on("snapshot", this.onSnapshot);
+    on("session", this.onSession);
+    on("step", this.onStep);
+    on("results", this.onResults);
+    on("frame", this.onFrame);
+    on("gone", this.onGone);
+  },
+
+  async login() {
+    this.loginError = "";
+    try {
+      await post("/api/login", { token: this.token });
+    } catch (err) {
+      this.loginError = err.message;
+      return;
+    }
+    this.token = "";
+    await this.start();
+  },
+
+  async logout() {
+    if (this.source) this.source.close();
+    await post("/api/logout", {}).catch(() => {});
+    this.sessions = [];
+    await this.start();
+  },
+
+  // Events -------------------------------------------------------------------------
+
+  find(id) {
+    return this.sessions.find((s) => s.session_id === id);
+  },
+
+  adopt(info) {
+    let session = this.find(info.session_id);
+    if (!session) {
+      session = { steps: [], note: "", gone: false, ...info };
+      this.sessions.unshift(session);
+    }
+    return session;
+  },
+
+  onSnapshot(message) {
+    const live = new Set(message.sessions.map((s) => s.session_id));
+    const ended = this.sessions.filter((s) => s.gone && !live.has(s.session_id));
+    const current = message.sessions.map((info) => {
+      const known = this.find(info.session_id);
+      return { note: known ? known.note : "", gone: false, ...info };
+    });
+    current.reverse();
+    this.sessions = [...current, ...ended];
+  },
+
+  onSession(message) {
+    const session = this.adopt(message);
+    const { steps, type, ...fields } = message;
+    Object.assign(session, fields);
+  },
+
+  onStep(message) {
+    const session = this.find(message.session_id);
+    if (!session) return;
+    const { type, session_id, ...step } = message;
+    session.steps.push(step);
+    if (session.steps.length > KEPT_STEPS) session.steps.shift();
+  },
+
+  onResults(message) {
+    const session = this.find(message.session_id);
+    if (!session) return;
+    const step = session.steps.find((st) => st.step === message.step);
+    if (step) step.results = message.results;
+  },
+
+  onFrame(message) {
+    const session = this.find(message.session_id);
+    if (session) session.frame_seq = message.frame_seq;
+  },
+
+  onGone(message) {
+    const session = this.find(message.session_id);
+    if (!session) return;
+    session.gone = true;
+    session.state = "ended";
+    session.taken_over = false;
+    const ended = this.sessions.filter((s) => s.gone);
+    if (ended.length > KEPT_ENDED) {
+      const dropped = new Set(ended.slice(KEPT_ENDED).map((s) => s.session_id));
+      this.sessions = this.sessions.filter((s) => !dropped.has(s.session_id));
+    }
+  },
+
+  // Controls -----------------------------------------------------------------------
+
+  async control(session, verb, body) {
+    this.error = "";
+    try {
+      const info = await post(`/api/sessions/${encodeURIComponent(session.session_id)}/${verb}`, body);
+      const { steps, ...fields } = info;
+      Object.assign(session, fields);
+    } catch (err) {
+      this.error = `${verb}: ${err.message}`;
+    }
+  },
+  pause(session) { return this.control(session, "pause"); },
+  takeOver(session) { return this.control(session, "takeover"); },
+  resume(session) { return this.control(session, "resume"); },
+  stop(session) { return this.control(session, "stop"); },
+  async handBack(session) {
+    await this.control(session, "resume", { note: session.note });
+    if (!this.error) session.note = "";
+  },
+
+  // What the page shows ----------------------------------------------------------
+
+  isLive(s) { return !s.gone && s.state !== "ended"; },
+  canPause(s) { return this.isLive(s) && s.state !== "paused"; },
+  canResume(s) { return this.isLive(s) && s.state === "paused" && !s.taken_over; },
+  showHandback(s) { return this.isLive(s) && s.taken_over; },
+  hasFrame(s) { return s.frame_seq > 0 && !s.gone; },
+  frameUrl(s) {
+    if (!this.hasFrame(s)) return "";
+    return `/api/sessions/${encodeURIComponent(s.session_id)}/frame?seq=${s.frame_seq}`;
+  },
+  stateText(s) {
+    if (s.taken_over && this.isLive(s)) return "taken over";
+    return STATE_NAMES[s.state] || s.state;
+  },
+  stepText(s) { return `step ${s.step} of ${s.max_steps}`; },
+  metaText(s) {
+    const where = s.client_hostname ? ` on ${s.client_hostname}` : "";
+    return `${s.policy}${where} · ${s.principal}`;
+  },
+  endingText(s) {
+    if (!s.ended) return "";
+    const detail = s.ended.answer || s.ended.reason;
+    return detail ? `${s.ended.outcome}: ${detail}` : s.ended.outcome;
+  },
+  stepLabel(st) { return `Step ${st.step}`; },
+  resultsText(st) {
+    if (!st.results || st.results.length === 0) return "";
+    return st.results
+      .map((r) => (r.error ? `${r.status} (${r.error})` : r.status))
+      .join(", ");
+  },
+}));
+
+Alpine.start();
