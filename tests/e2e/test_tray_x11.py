@@ -11,14 +11,12 @@ icon, then onto the entry where Qt says the open menu shows it.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -30,27 +28,24 @@ from Xlib.display import Display
 from holodesk.client.safety.settings import SafetySettings
 from holodesk.client.session import SessionOptions
 from holodesk.client.tray import menu
-from holodesk.client.tray.ask import TITLE, ask_in_subprocess
+from holodesk.client.tray.ask import ask_in_subprocess
 from holodesk.client.tray.controller import TrayController
 from holodesk.client.tray.icon import TrayIcon
 from holodesk.client.tray.state import ServerProfile, TrayState, TrayStatus
-from holodesk.daemon.config import ServerConfig
-from holodesk.daemon.dialects import get_dialect
-from holodesk.daemon.engines.scripted import ScriptedEngine
-from holodesk.daemon.policies.model import ModelPolicy
-from holodesk.daemon.server import RunningServer, serve
 from holodesk.platform.select import open_backend
 from tests.support.probe import ProbeApp
 from tests.support.system_tray import (
     GUARD_S,
     Docked,
     assert_round,
+    dialog_window,
     painted_box,
-    program,
     trayer,
     wait_docked,
     wait_undocked,
+    xdotool,
 )
+from tests.support.tray_daemon import scripted_daemon, watching_script
 
 pytestmark = [pytest.mark.x11, pytest.mark.e2e]
 # The WM_CLASS Qt gives the icon's window: the application's name.
@@ -80,17 +75,6 @@ def qt_app(xvfb: str) -> Iterator[QApplication]:
     shiboken6.delete(app)
 
 
-def _xdotool(*args: str) -> str:
-    done = subprocess.run(
-        [program("xdotool", "xdotool"), *args],
-        capture_output=True,
-        text=True,
-        timeout=GUARD_S,
-        check=False,
-    )
-    return done.stdout
-
-
 async def _pump_until(app: QApplication, condition: Callable[[], bool], what: str) -> None:
     """Runs Qt's events (this thread owns them) and the daemon's loop until
     `condition` holds."""
@@ -114,7 +98,7 @@ async def _click_entry(
     """Clicks the docked icon, waits for its menu to be on the screen, clicks `label`."""
     await _pump_until(app, lambda: not icon.menu.isVisible(), "the menu closed")
     x, y = docked.center
-    await asyncio.to_thread(_xdotool, "mousemove", str(x), str(y), "click", "1")
+    await asyncio.to_thread(xdotool, "mousemove", str(x), str(y), "click", "1")
     await _pump_until(
         app,
         lambda: icon.menu.isVisible() and _viewable(display, int(icon.menu.winId())),
@@ -124,7 +108,7 @@ async def _click_entry(
     assert action.isEnabled(), f"{label!r} is disabled"
     rect = icon.action_rect(label)
     cx, cy = rect.center().x(), rect.center().y()
-    await asyncio.to_thread(_xdotool, "mousemove", str(cx), str(cy), "click", "1")
+    await asyncio.to_thread(xdotool, "mousemove", str(cx), str(cy), "click", "1")
     await _pump_until(app, lambda: not icon.menu.isVisible(), f"{label!r} was chosen")
 
 
@@ -133,27 +117,12 @@ def _seen(states: list[TrayStatus], status: TrayStatus, icon: TrayIcon) -> None:
     icon.show()
 
 
-def _script(ok: tuple[int, int]) -> list[str]:
-    # holo1.5: absolute pixels of the frame, which is the 1280x800 screen itself.
-    click = {"thought": "press OK", "action": {"action": "click", "x": ok[0], "y": ok[1]}}
-    wait = {"thought": "watch", "action": {"action": "wait", "seconds": 0.1}}
-    return [json.dumps(click)] + [json.dumps(wait)] * 600
-
-
-@asynccontextmanager
-async def _daemon(outputs: list[str]) -> AsyncIterator[RunningServer]:
-    policy = ModelPolicy(get_dialect("holo1.5"), ScriptedEngine(outputs), name="scripted")
-    async with serve(ServerConfig(listen="127.0.0.1:0"), policies=[policy]) as running:
-        await asyncio.wait_for(asyncio.shield(running.policies_started), GUARD_S)
-        yield running
-
-
 async def test_every_menu_entry_through_the_docked_icon(
     xvfb: str, system_tray: None, qt_app: QApplication, x_display: Display, tmp_path: Path
 ) -> None:
     probe = ProbeApp.start(xvfb, tmp_path / "probe.jsonl")
     try:
-        async with _daemon(_script(probe.widgets["ok"].center)) as running:
+        async with scripted_daemon(watching_script(probe.widgets["ok"].center)) as running:
             urls: list[str] = []
             states: list[TrayStatus] = []
             controller = TrayController(
@@ -190,10 +159,10 @@ async def test_every_menu_entry_through_the_docked_icon(
 
                 # Start task…: asks in the dialog, then runs the task on the desktop.
                 await _click_entry(qt_app, x_display, icon, docked, menu.START)
-                window = await _dialog_window()
-                await asyncio.to_thread(_xdotool, "windowactivate", "--sync", window)
-                await asyncio.to_thread(_xdotool, "type", "press OK")
-                await asyncio.to_thread(_xdotool, "key", "Return")
+                window = await dialog_window()
+                await asyncio.to_thread(xdotool, "windowactivate", "--sync", window)
+                await asyncio.to_thread(xdotool, "type", "press OK")
+                await asyncio.to_thread(xdotool, "key", "Return")
                 await _pump_until(qt_app, lambda: controller.status.step >= 2, "steps ran")
                 assert controller.status.task == "press OK"
                 assert await asyncio.to_thread(probe.wait_for_event, "command", widget="ok")
@@ -240,24 +209,6 @@ async def test_every_menu_entry_through_the_docked_icon(
         probe.stop()
 
 
-async def _dialog_window() -> str:
-    deadline = time.monotonic() + 2 * GUARD_S  # a loaded machine starts Tk slowly
-    while time.monotonic() < deadline:
-        done = await asyncio.to_thread(
-            subprocess.run,
-            [program("xdotool", "xdotool"), "search", "--onlyvisible", "--name", TITLE],
-            capture_output=True,
-            text=True,
-            timeout=GUARD_S,
-            check=False,
-        )
-        found = done.stdout.split()
-        if found:
-            return found[0]
-        await asyncio.sleep(0.2)
-    raise AssertionError("the task dialog never appeared")
-
-
 def _menu_window(display: Display, pid: int) -> bool:
     """Whether a popup of process `pid` (its menu) is on the screen."""
     pid_atom = display.intern_atom("_NET_WM_PID")
@@ -300,13 +251,13 @@ def test_the_tray_command_docks_and_opens_the_live_view_in_browser(
             assert_round(painted_box(x_display, docked))
             # A right click opens the menu; its mnemonic picks Open live view.
             x, y = docked.center
-            _xdotool("mousemove", str(x), str(y), "click", "3")
+            xdotool("mousemove", str(x), str(y), "click", "3")
             deadline = time.monotonic() + GUARD_S
             while not _menu_window(x_display, process.pid):
                 assert process.poll() is None, "the tray exited"
                 assert time.monotonic() < deadline, "the menu never opened"
                 time.sleep(0.1)
-            _xdotool("key", "l")
+            xdotool("key", "l")
             while not (opened.exists() and opened.read_text()):
                 assert time.monotonic() < deadline, "the browser was never started"
                 time.sleep(0.1)
@@ -324,13 +275,13 @@ def test_task_dialog_returns_what_the_user_typed(xvfb: str) -> None:
     answers: list[str | None] = []
     worker = threading.Thread(target=lambda: answers.append(ask_in_subprocess(3 * GUARD_S)))
     worker.start()
-    window = asyncio.run(_dialog_window())
-    _xdotool("windowactivate", "--sync", window)
+    window = asyncio.run(dialog_window())
+    xdotool("windowactivate", "--sync", window)
     # Plain XTEST input to the focused dialog: with --window, xdotool sends the key's
     # release to a window the press already destroyed, leaving the key held (and
     # auto-repeating into later tests).
-    _xdotool("type", "open the report")
-    _xdotool("key", "Return")
+    xdotool("type", "open the report")
+    xdotool("key", "Return")
     worker.join(GUARD_S)
     assert answers == ["open the report"]
 
@@ -339,8 +290,8 @@ def test_task_dialog_escape_is_no_task(xvfb: str) -> None:
     answers: list[str | None] = []
     worker = threading.Thread(target=lambda: answers.append(ask_in_subprocess(3 * GUARD_S)))
     worker.start()
-    window = asyncio.run(_dialog_window())
-    _xdotool("windowactivate", "--sync", window)
-    _xdotool("key", "Escape")
+    window = asyncio.run(dialog_window())
+    xdotool("windowactivate", "--sync", window)
+    xdotool("key", "Escape")
     worker.join(GUARD_S)
     assert answers == [None]

@@ -8,6 +8,7 @@ ready only once it has docked a throwaway XEmbed icon.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import subprocess
@@ -23,6 +24,8 @@ from Xlib.display import Display
 from Xlib.error import BadWindow
 from Xlib.protocol.event import ClientMessage
 from Xlib.xobject.drawable import Window
+
+from holodesk.client.tray.ask import TITLE
 
 GUARD_S = 30.0
 TRAY_SELECTION = "_NET_SYSTEM_TRAY_S0"
@@ -199,3 +202,27 @@ def assert_round(box: tuple[int, int, int, int] | None) -> None:
     left, top, right, bottom = box
     assert right - left >= 12, box
     assert abs((right - left) - (bottom - top)) <= 2, f"stretched: {box}"
+
+
+def xdotool(*args: str) -> str:
+    """Runs xdotool (real XTEST input); its output. A failure is not raised: with no
+    window manager `windowactivate` fails, and Tk's dialog takes the focus itself."""
+    done = subprocess.run(
+        [program("xdotool", "xdotool"), *args],
+        capture_output=True,
+        text=True,
+        timeout=GUARD_S,
+        check=False,
+    )
+    return done.stdout
+
+
+async def dialog_window() -> str:
+    """The tray's task dialog window (ask.py), once it is on the screen."""
+    deadline = time.monotonic() + 2 * GUARD_S  # a loaded machine starts Tk slowly
+    while True:
+        found = await asyncio.to_thread(xdotool, "search", "--onlyvisible", "--name", TITLE)
+        if found.split():
+            return found.split()[0]
+        assert time.monotonic() < deadline, "the task dialog never appeared"
+        await asyncio.sleep(0.2)
