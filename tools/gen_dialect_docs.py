@@ -168,8 +168,7 @@ def render(name: str) -> str:
         "",
         space.answer_format if space is not None and space.answer_format else "(not published)",
         "",
-        f"- parser: `{spec.parser}`; structured decoding: "
-        f"{'the JSON schema below' if dialect.step_schema() is not None else 'none (free text)'}.",
+        f"- parser: `{spec.parser}`; structured decoding: {_decoding(dialect)}.",
         f"- sampling: at most {spec.max_tokens} tokens, temperature {spec.temperature:g}; "
         f"{spec.parse_retries} repair attempt(s) after an unusable answer.",
         "",
@@ -231,7 +230,35 @@ def render(name: str) -> str:
             "```",
             "",
         ]
+    out += _tools(dialect)
     return "\n".join(out).rstrip() + "\n"
+
+
+def _decoding(dialect: Dialect) -> str:
+    if dialect.tool_use() is not None:
+        return "the tools below (a forced call: vLLM constrains it to the call syntax)"
+    return "the JSON schema below" if dialect.step_schema() is not None else "none (free text)"
+
+
+def _tools(dialect: Dialect) -> list[str]:
+    use = dialect.tool_use()
+    if use is None:
+        return []
+    return [
+        "## Tools",
+        "",
+        "Native function tools: sent as the request's `tools` (tool_choice "
+        f"`{use.choice}`) to an OpenAI-compatible server, which reads the calls with its "
+        "own `--tool-call-parser`; rendered through the chat template's `tools` argument "
+        f"in process, where vLLM's `{use.parser}` tool parser reads the calls (the spec's "
+        "`tool_parser`). Each earlier step goes back as an assistant turn with its call "
+        "and a `tool` turn with its result; older screenshots are dropped.",
+        "",
+        "```json",
+        json.dumps(list(use.tools), indent=1, ensure_ascii=False),
+        "```",
+        "",
+    ]
 
 
 def pages() -> dict[Path, str]:

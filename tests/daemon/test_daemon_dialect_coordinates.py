@@ -51,6 +51,12 @@ def _click_text(dialect: Dialect, x: float, y: float) -> str:
     if dialect.spec.parser == "hdesktop_json":
         call = {"tool_name": "click_desktop", "element": "e", "x": x, "y": y}
         return json.dumps({"note": None, "thought": "t", "tool_call": call})
+    if dialect.spec.parser in ("nemotron_tools", "hdesktop_tools"):  # native tool calls
+        space = dialect.action_space
+        assert space is not None
+        if dialect.spec.parser == "nemotron_tools":
+            return space.write(space.form("computer.left_click"), {"coordinate": [x, y]}, "t")
+        return space.write(space.form("click_desktop"), {"element": "e", "x": x, "y": y}, "t")
     assert dialect.spec.parser == "holo_json", f"no writer for parser {dialect.spec.parser}"
     return json.dumps({"thought": "t", "action": {"action": "click_element", "x": x, "y": y}})
 

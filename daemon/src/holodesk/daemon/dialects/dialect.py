@@ -18,7 +18,7 @@ from holodesk.daemon.dialects.coords import CoordinateConvention, ImageGeometry,
 from holodesk.daemon.dialects.parsers import get_parser
 from holodesk.daemon.dialects.schema_views import bound_pixels, compact_schema
 from holodesk.daemon.dialects.spec import DialectSpec
-from holodesk.daemon.engines.base import ChatMessage, ImagePart, SamplingParams
+from holodesk.daemon.engines.base import ChatMessage, ImagePart, SamplingParams, ToolUse
 from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
 from holodesk.daemon.geometry import Size
 from holodesk.daemon.policies.base import StepContext
@@ -107,6 +107,11 @@ class Dialect:
 
     def sampling(self) -> SamplingParams:
         return SamplingParams(max_tokens=self.spec.max_tokens, temperature=self.spec.temperature)
+
+    def tool_use(self) -> ToolUse | None:
+        """The function tools each step's request offers (None: the model answers in
+        text; tool-calling dialects, tool_dialect.py, offer theirs)."""
+        return None
 
     def step_schema(self, geometry: ImageGeometry | None = None) -> dict[str, Any] | None:
         """The schema structured decoding holds a step to (None: decoding is free).

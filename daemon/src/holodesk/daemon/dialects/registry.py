@@ -1,6 +1,7 @@
 """Built-in dialects by name, and dialects loaded from JSON or TOML files.
 
-Built-in: holotron (the default), holo, holo1.5, uitars, uitars1.0, hdesktop.
+Built-in: holotron (the default), holo, holo1.5, uitars, uitars1.0, hdesktop, and
+the tool-calling nemotron-tools and hdesktop-tools (tool_dialect.py).
 
 A file names the built-in it starts from (default: the default dialect) and
 overrides any field of it; nested tables (prompts, resize, frame, aliases)
@@ -28,19 +29,39 @@ from pydantic import ValidationError
 
 from holodesk.daemon.dialects.dialect import Dialect
 from holodesk.daemon.dialects.hdesktop import HDESKTOP, HDesktopDialect, HDesktopParser
+from holodesk.daemon.dialects.hdesktop_native import HDesktopNativeTools
 from holodesk.daemon.dialects.holo import HOLO, HOLO_1_5
 from holodesk.daemon.dialects.holotron import HOLOTRON
+from holodesk.daemon.dialects.nemotron_tools import NemotronTools
 from holodesk.daemon.dialects.parsers import DialectConfigError, get_parser, register_parser
 from holodesk.daemon.dialects.spec import DialectSpec
+from holodesk.daemon.dialects.tool_dialect import ToolCallParser, ToolDialect
+from holodesk.daemon.dialects.tool_specs import HDESKTOP_TOOLS, NEMOTRON_TOOLS
 from holodesk.daemon.dialects.uitars import UITARS, UITARS_1_0
 
 _BUILTIN: dict[str, DialectSpec] = {
-    spec.name: spec for spec in (HOLOTRON, HOLO, HOLO_1_5, UITARS, UITARS_1_0, HDESKTOP)
+    spec.name: spec
+    for spec in (
+        HOLOTRON,
+        HOLO,
+        HOLO_1_5,
+        UITARS,
+        UITARS_1_0,
+        HDESKTOP,
+        NEMOTRON_TOOLS,
+        HDESKTOP_TOOLS,
+    )
 }
 register_parser(HDesktopParser())
+_TOOL_PARSERS = (ToolCallParser(NemotronTools()), ToolCallParser(HDesktopNativeTools()))
+for _parser in _TOOL_PARSERS:
+    register_parser(_parser)
 # Dialects whose conversation is built in code rather than from templates, by parser
 # (a file based on one keeps its layout).
-_DIALECT_TYPES: dict[str, type[Dialect]] = {HDesktopParser.name: HDesktopDialect}
+_DIALECT_TYPES: dict[str, type[Dialect]] = {
+    HDesktopParser.name: HDesktopDialect,
+    **{parser.name: ToolDialect for parser in _TOOL_PARSERS},
+}
 # The default model is Holotron-12B; its format is a guess to check on a GPU host.
 DEFAULT_DIALECT = HOLOTRON.name
 

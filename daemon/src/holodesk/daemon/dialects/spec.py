@@ -152,8 +152,12 @@ class DialectSpec(BaseModel):
 
     name: str
     description: str = ""
-    # Key into the parser registry ("holo_json", "uitars").
+    # Key into the parser registry ("holo_json", "uitars", "nemotron_tools").
     parser: str
+    # Tool-calling dialects (tool_dialect.py): the vLLM tool-call parser that reads
+    # the model's calls in process, the one `vllm serve --tool-call-parser` would be
+    # given ("hermes", "llama3_json", "qwen3_coder", ...). "": hermes.
+    tool_parser: str = ""
     coordinates: CoordinateConvention
     resize: ResizeSpec = ResizeSpec()
     # How model images are encoded for engines that take bytes (remote ones).

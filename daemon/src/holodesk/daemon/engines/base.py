@@ -109,9 +109,44 @@ ContentPart = TextPart | ImagePart
 
 
 @dataclass(frozen=True)
+class ToolCall:
+    """One call of a function tool, as the model (or the server) wrote it: `arguments`
+    is the JSON text of the arguments, kept as text so that a malformed one reaches
+    the dialect's parser (and its error path) rather than failing in an engine."""
+
+    name: str
+    arguments: str
+    id: str = ""
+
+
+@dataclass(frozen=True)
+class ToolUse:
+    """The function tools a request offers the model, as data.
+
+    `tools` are OpenAI function specs ({"type": "function", "function": {name,
+    description, parameters, strict}}): the openai engine sends them as `tools`, the
+    in-process engines render them with the chat template's `tools` argument.
+    `choice`: "required" forces a call (vLLM constrains decoding to the parser's
+    tool-call syntax), "auto" lets the model write text instead. `parser`: the vLLM
+    tool-call parser that reads the model's own syntax in process (the one `vllm
+    serve --tool-call-parser` would be given). `parallel`: several calls per answer.
+    A request with tools is answered with `tool_reply.reply_text` (engines/tool_reply).
+    """
+
+    tools: tuple[dict[str, Any], ...]
+    choice: Literal["auto", "required"] = "required"
+    parser: str = "hermes"
+    parallel: bool = False
+
+
+@dataclass(frozen=True)
 class ChatMessage:
-    role: Literal["system", "user", "assistant"]
+    role: Literal["system", "user", "assistant", "tool"]
     content: tuple[ContentPart, ...]
+    # An assistant turn's tool calls (its content is then what it wrote besides).
+    tool_calls: tuple[ToolCall, ...] = ()
+    # A tool turn: the id of the call whose result it carries.
+    tool_call_id: str = ""
 
     @property
     def text(self) -> str:
@@ -142,6 +177,9 @@ class GenerationRequest:
     n: int = 1
     # Return each sampled token's log-probability (and id, where the engine gives ids).
     logprobs: bool = False
+    # Function tools offered to the model; the answer's text is then a tool reply
+    # (engines/tool_reply.py), whatever the engine.
+    tools: ToolUse | None = None
 
     def __post_init__(self) -> None:
         if self.n < 1:

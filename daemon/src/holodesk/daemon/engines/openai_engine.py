@@ -11,6 +11,8 @@ daemons together.
   free connection in the client.
 - Images go as `data:` URLs; the JSON schema goes as `response_format`
   json_schema (or vLLM's older `guided_json`), so the server constrains decoding.
+  A dialect's function tools go as `tools` and `tool_choice`, and the answer's
+  `tool_calls` come back as the step's tool reply (engines/tool_reply.py).
 - 408/429/5xx, dropped connections and timeouts are retried with exponential
   backoff and jitter, honouring Retry-After; other 4xx fail at once with the
   server's message.
@@ -226,7 +228,7 @@ class OpenAIEngine:
                 failure = f"POST {self.chat_url} failed: {_describe(exc)}"
             else:
                 if response.status_code == 200:
-                    return _result(response, request.logprobs)
+                    return _result(response, request.logprobs, request.tools is not None)
                 message = error_message(response.text)
                 failure = f"{self.chat_url} answered {response.status_code}: {message}"
                 if not is_retryable_status(response.status_code):
@@ -273,12 +275,12 @@ class _NotUpYetError(Exception):
     """start() found the server not (yet) up: worth another look until the deadline."""
 
 
-def _result(response: httpx.Response, logprobs: bool) -> GenerationResult:
+def _result(response: httpx.Response, logprobs: bool, tools: bool) -> GenerationResult:
     try:
         payload = response.json()
     except ValueError as exc:
         raise EngineError(f"the server answered non-JSON: {snippet(response.text)}") from exc
-    return parse_completion(payload, logprobs=logprobs)
+    return parse_completion(payload, logprobs=logprobs, tools=tools)
 
 
 def _describe(exc: httpx.HTTPError) -> str:

@@ -23,7 +23,9 @@ from holodesk.daemon.engines.base import (
     ImagePart,
     Sample,
     TextPart,
+    ToolCall,
 )
+from holodesk.daemon.engines.tool_reply import reply_text
 
 _SCHEMA_NAME = re.compile(r"[^A-Za-z0-9_-]+")
 # vLLM's server writes tokens this way when asked `return_tokens_as_token_ids`.
@@ -54,6 +56,22 @@ def image_url(image: ImagePart) -> str:
 
 
 def message_json(message: ChatMessage) -> dict[str, Any]:
+    body = _content_json(message)
+    if message.tool_calls:
+        body["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments},
+            }
+            for call in message.tool_calls
+        ]
+    if message.tool_call_id:
+        body["tool_call_id"] = message.tool_call_id
+    return body
+
+
+def _content_json(message: ChatMessage) -> dict[str, Any]:
     if not message.images:
         # Plain string content: every server takes it for every role, while some
         # (and some chat templates) reject a parts list on system/assistant turns.
@@ -90,6 +108,12 @@ def chat_body(
         body["n"] = request.n
     if request.logprobs:
         body["logprobs"] = True
+    if request.tools is not None:
+        # The server renders them with the model's template and reads the calls with
+        # its --tool-call-parser; "required" makes vLLM constrain decoding to them.
+        body["tools"] = list(request.tools.tools)
+        body["tool_choice"] = request.tools.choice
+        body["parallel_tool_calls"] = request.tools.parallel
     schema = request.json_schema
     if schema is not None and structured is StructuredOutput.RESPONSE_FORMAT:
         body["response_format"] = {
@@ -120,8 +144,13 @@ def _usage_count(usage: Any, key: str) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def parse_completion(payload: Any, *, logprobs: bool = False) -> GenerationResult:
+def parse_completion(
+    payload: Any, *, logprobs: bool = False, tools: bool = False
+) -> GenerationResult:
     """Every choice (in `index` order) and the token counts of a chat.completion object.
+
+    With `tools` (the request offered some), each choice's text is its tool reply
+    (engines/tool_reply.py): its content and `message.tool_calls`.
 
     With `logprobs`, each choice's `logprobs.content[].logprob` becomes its token
     log-probabilities. OpenAI's API gives no token ids: they stay empty, unless a
@@ -137,7 +166,7 @@ def parse_completion(payload: Any, *, logprobs: bool = False) -> GenerationResul
     ordered = sorted(
         choices, key=lambda c: c.get("index", 0) if isinstance(c.get("index"), int) else 0
     )
-    samples = tuple(_sample(choice, logprobs) for choice in ordered)
+    samples = tuple(_sample(choice, logprobs, tools) for choice in ordered)
     usage = payload.get("usage")
     completion_tokens = _usage_count(usage, "completion_tokens")
     if len(samples) == 1 and not samples[0].completion_tokens:
@@ -151,9 +180,11 @@ def parse_completion(payload: Any, *, logprobs: bool = False) -> GenerationResul
     )
 
 
-def _sample(choice: dict[str, Any], logprobs: bool) -> Sample:
+def _sample(choice: dict[str, Any], logprobs: bool, tools: bool = False) -> Sample:
     message = choice.get("message")
     content = message.get("content") if isinstance(message, dict) else None
+    if tools and isinstance(message, dict):
+        content = reply_text(content if isinstance(content, str) else None, _calls(message))
     if not isinstance(content, str):
         refusal = message.get("refusal") if isinstance(message, dict) else None
         why = f"the model refused: {refusal}" if refusal else "the answer has no text content"
@@ -174,6 +205,25 @@ def _sample(choice: dict[str, Any], logprobs: bool) -> Sample:
         cumulative_logprob=math.fsum(values),
         finish_reason=finish_reason,
     )
+
+
+def _calls(message: dict[str, Any]) -> list[ToolCall]:
+    """`message.tool_calls` as ToolCalls; EngineError for a list that is not OpenAI's."""
+    raw = message.get("tool_calls") or []
+    if not isinstance(raw, list):
+        raise EngineError(f"tool_calls is not a list: {snippet(message)}")
+    calls: list[ToolCall] = []
+    for entry in raw:
+        function = entry.get("function") if isinstance(entry, dict) else None
+        name = function.get("name") if isinstance(function, dict) else None
+        if not isinstance(function, dict) or not isinstance(name, str):
+            raise EngineError(f"a tool call without a function name: {snippet(entry)}")
+        arguments = function.get("arguments", "")
+        if not isinstance(arguments, str):  # some servers send the object itself
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        call_id = entry.get("id")
+        calls.append(ToolCall(name, arguments, call_id if isinstance(call_id, str) else ""))
+    return calls
 
 
 def _token_logprobs(choice: dict[str, Any]) -> list[tuple[str, float]]:

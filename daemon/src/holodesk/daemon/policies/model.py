@@ -42,6 +42,7 @@ from holodesk.daemon.engines.base import (
     ImagePart,
     Sample,
     SamplingParams,
+    ToolUse,
 )
 from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
 from holodesk.daemon.generation import Candidate, SessionSampling, StepGeneration
@@ -151,6 +152,7 @@ class ModelPolicy:
                 sampling,
                 context.step,
                 attempt,
+                tools=self.dialect.tool_use(),
             )
             started = time.perf_counter()
             try:
@@ -263,6 +265,7 @@ class ModelPolicy:
         sampling: StepSampling,
         step: int,
         attempt: int,
+        tools: ToolUse | None = None,
     ) -> GenerationRequest:
         return GenerationRequest(
             request_id=request_id,
@@ -271,6 +274,7 @@ class ModelPolicy:
             json_schema=schema,
             n=sampling.n,
             logprobs=sampling.logprobs,
+            tools=tools,
         )
 
     async def _generate(self, owner: str, request: GenerationRequest) -> GenerationResult:
