@@ -1,8 +1,9 @@
-"""Fixtures for the wlroots backend: a real headless sway, and the Tk probe app on its XWayland.
+"""Fixtures for the wlroots backend: a real headless sway, a native Wayland app (GTK 3,
+tests/apps/gtk_conformance_app.py) and the Tk probe app on its XWayland.
 
-The probe is an X11 app, but its input comes the way every app's does on sway: from
-the compositor's seat, which our virtual pointer and keyboard feed; XWayland turns
-it into X events. Where sway cannot start, the fixture fails with the reason.
+Input comes the way every app's does on sway: from the compositor's seat, which our
+virtual pointer and keyboard feed (for the Tk probe, XWayland turns it into X
+events). Where sway or GTK cannot start, the fixture fails with the reason.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from holodesk.platform.base import Region
 from holodesk.platform.select import open_backend
-from tests.platform.conformance import TkTarget
+from tests.platform.wlroots.gtk_probe import GtkProbe, GtkUnavailableError
+from tests.platform.wlroots.gtk_target import GtkTarget, start_app
 from tests.platform.wlroots.sway import Sway, SwayUnavailableError
 from tests.support.probe import ProbeApp
 
@@ -94,9 +97,25 @@ def sway_probe(sway: Sway, backdrop: None, tmp_path: Path) -> Iterator[ProbeApp]
     app.stop()
 
 
+# The native app's window: the whole output (PROBE_OUTPUT), so every point the
+# conformance suite aims at, the screen's last pixel too, is on it.
+NATIVE_WINDOW = Region(0, 0, 600, 400)
+
+
 @pytest.fixture
-def target(sway: Sway, sway_probe: ProbeApp) -> Iterator[TkTarget]:
-    with TkTarget.open(
-        lambda: open_backend("wlroots", socket=sway.wayland_socket), sway_probe
-    ) as t:
-        yield t
+def native_app(sway: Sway, tmp_path: Path) -> Iterator[GtkProbe]:
+    """A fresh window of the GTK conformance app, native on sway, focused."""
+    try:
+        app = start_app(sway, tmp_path / "gtk.log", NATIVE_WINDOW)
+    except GtkUnavailableError as error:
+        pytest.fail(f"the native Wayland app cannot run here: {error}")
+    yield app
+    app.stop()
+
+
+@pytest.fixture
+def native_target(sway: Sway, native_app: GtkProbe) -> Iterator[GtkTarget]:
+    with GtkTarget.open(
+        lambda: open_backend("wlroots", socket=sway.wayland_socket), native_app
+    ) as opened:
+        yield opened

@@ -39,9 +39,14 @@ class GtkProbe:
     log_path: Path
     runtime_dir: Path
     window: Region
+    app_id: str = APP_ID
 
     @classmethod
-    def start(cls, sway: Sway, log_path: Path, window: Region) -> GtkProbe:
+    def start(
+        cls, sway: Sway, log_path: Path, window: Region, app: Path = APP, app_id: str = APP_ID
+    ) -> GtkProbe:
+        """Start `app` (a GTK app taking its log's path, whose app id is `app_id`) on
+        sway, wait for its ready record, and have sway float it at `window`."""
         check = subprocess.run(
             [SYSTEM_PYTHON, "-c", "import gi; gi.require_version('Gtk', '3.0')"],
             capture_output=True,
@@ -59,8 +64,8 @@ class GtkProbe:
             "GDK_BACKEND": "wayland",
             "NO_AT_BRIDGE": "1",
         }
-        process = subprocess.Popen([SYSTEM_PYTHON, str(APP), str(log_path)], env=env)
-        probe = cls(process, log_path, runtime, window)
+        process = subprocess.Popen([SYSTEM_PYTHON, str(app), str(log_path)], env=env)
+        probe = cls(process, log_path, runtime, window, app_id)
         try:
             probe.wait(lambda: probe.events("ready"), "the ready record")
             probe.place(sway, window)
@@ -71,8 +76,8 @@ class GtkProbe:
 
     def place(self, sway: Sway, window: Region) -> None:
         """Float the window at `window` (logical) and wait until sway has it there."""
-        pid = self.process.pid
-        self.wait(lambda: _view_rect(sway, pid) is not None, "sway to map the window")
+        pid, app_id = self.process.pid, self.app_id
+        self.wait(lambda: _view_rect(sway, pid, app_id) is not None, "sway to map the window")
         command = (
             f"[pid={pid}] floating enable, resize set {window.width} {window.height}, "
             f"move absolute position {window.x} {window.y}"
@@ -83,12 +88,13 @@ class GtkProbe:
         while True:
             sway.command(command)
             try:
-                self.wait(lambda: _view_rect(sway, pid) == window, "placement", timeout_s=2)
+                self.wait(lambda: _view_rect(sway, pid, app_id) == window, "placement", timeout_s=2)
                 break
             except AssertionError:
                 if time.monotonic() > deadline:
+                    where = _view_rect(sway, pid, app_id)
                     raise AssertionError(
-                        f"sway did not place the window at {window}: {_view_rect(sway, pid)}"
+                        f"sway did not place the window at {window}: {where}"
                     ) from None
         self.window = window
         time.sleep(0.3)  # GTK's answer to the configure: the new size drawn
@@ -116,13 +122,13 @@ class GtkProbe:
         shutil.rmtree(self.runtime_dir, ignore_errors=True)
 
 
-def _view_rect(sway: Sway, pid: int) -> Region | None:
+def _view_rect(sway: Sway, pid: int, app_id: str) -> Region | None:
     """Where sway shows this probe's window (logical), or None before it maps (by
     pid: the previous test's window may not be gone yet)."""
     pending = [sway.msg("-t", "get_tree")]
     while pending:
         node = pending.pop()
-        if node.get("app_id") == APP_ID and node.get("pid") == pid:
+        if node.get("app_id") == app_id and node.get("pid") == pid:
             rect = node["rect"]
             return Region(rect["x"], rect["y"], rect["width"], rect["height"])
         pending.extend(node.get("nodes", []) + node.get("floating_nodes", []))

@@ -13,6 +13,12 @@ on their keys, any other character on a spare key bound to its keysym, the
 keymap uploaded again when a chunk of text brings characters it lacks. Text is
 typed in chunks of TEXT_CHUNK_CHARS characters, each sent and acknowledged by
 the compositor (a roundtrip) before the stop signal is checked again.
+
+The modifier state goes with the keys: wlroots keeps none for a virtual keyboard
+(its key events do not update the seat's xkb state), so after each key that
+changes it we send `modifiers` ourselves, computed from our own keymap. Without
+it a native Wayland app sees Ctrl+A as a plain A and a Shift-click as a click
+(XWayland's X server tracks its own state, which hid this behind X11 apps).
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from holodesk.platform.keys import holds
 from holodesk.platform.text import KeyPress, TextStep, chunk_text, plan_text
 from holodesk.platform.wayland.buttons import evdev_button
 from holodesk.platform.wlroots.connection import VIRTUAL_KEYBOARD, VIRTUAL_POINTER, WlrConnection
-from holodesk.platform.wlroots.keymap import Keymap, Stroke
+from holodesk.platform.wlroots.keymap import LOCK_BIT, Keymap, Stroke
 
 KEYMAP_FORMAT_XKB_V1 = 1
 AXIS_VERTICAL = 0
@@ -53,6 +59,10 @@ class WlrInput(InputDriver):
         # Caps Lock as our presses left it: a virtual keyboard has its own lock state
         # in the compositor, so this is exact, not a guess.
         self._caps_locked = False
+        # The keycodes down on the wire, and the modifier state last sent for them.
+        self._pressed: set[int] = set()
+        self._locked_mods = 0
+        self._sent_mods = (0, 0)
         self._epoch = time.monotonic()
         with connection.lock:
             seat = connection.bound["wl_seat"]
@@ -191,6 +201,27 @@ class WlrInput(InputDriver):
     def _send_key(self, keycode: int, down: bool) -> None:
         with self._connection.lock:
             self._keyboard.key(self._now(), keycode, _PRESSED if down else _RELEASED)
+            self._update_modifiers(keycode, down)
+
+    def _update_modifiers(self, keycode: int, down: bool) -> None:
+        """Send the modifier state when this key changed it (caller holds the lock).
+
+        Depressed: the real modifiers of the keys held. Locked: Caps Lock, toggled
+        by each press, as the keymap's LockMods action does it."""
+        bit = self._keymap.modifier_bit(keycode)
+        if down:
+            if bit == LOCK_BIT and keycode not in self._pressed:
+                self._locked_mods ^= LOCK_BIT
+            self._pressed.add(keycode)
+        else:
+            self._pressed.discard(keycode)
+        depressed = 0
+        for code in self._pressed:
+            depressed |= self._keymap.modifier_bit(code)
+        state = (depressed, self._locked_mods)
+        if state != self._sent_mods:
+            self._keyboard.modifiers(depressed, 0, self._locked_mods, 0)
+            self._sent_mods = state
 
     def _upload_keymap(self) -> None:
         """Hand the compositor the keymap, through a sealed-size memfd (caller holds the lock)."""

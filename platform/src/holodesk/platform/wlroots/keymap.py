@@ -36,6 +36,10 @@ _MODIFIER_OF_KEYSYM: dict[int, str] = {
     0xFFE9: "Mod1", 0xFFEA: "Mod1",  # Alt_L, Alt_R
     0xFFEB: "Mod4", 0xFFEC: "Mod4",  # Super_L, Super_R
 }  # fmt: skip
+# The real modifiers' bits in an xkb modifier mask (their indices are fixed: 0..7).
+MODIFIER_BITS = {"Shift": 1 << 0, "Lock": 1 << 1, "Control": 1 << 2, "Mod1": 1 << 3,
+                 "Mod4": 1 << 6}  # fmt: skip
+LOCK_BIT = MODIFIER_BITS["Lock"]
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,15 @@ class Keymap:
             return self._named[key]
         except KeyError:
             raise InputError(f"the wlroots route has no key for {key!r}") from None
+
+    def modifier_bit(self, keycode: int) -> int:
+        """The real modifier a key sets while held (0 for none): the compositor
+        tracks no state for a virtual keyboard, so its client says it."""
+        levels = self._levels.get(keycode)
+        if not levels or keycode in self._free:
+            return 0
+        modifier = _MODIFIER_OF_KEYSYM.get(levels[0])
+        return MODIFIER_BITS[modifier] if modifier else 0
 
     def us_stroke(self, char: str) -> Stroke | None:
         """The US-layout key (and Shift) typing `char`, if there is one."""
