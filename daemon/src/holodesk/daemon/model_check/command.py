@@ -12,6 +12,7 @@ import asyncio
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 ENGINES = ("vllm", "transformers", "openai")
 
@@ -43,7 +44,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
     check.add_argument(
         "--engine", choices=ENGINES, default="vllm", help="engine to run it (default vllm)"
     )
-    check.add_argument("--dialect", help="built-in dialect (default: the daemon's default)")
+    check.add_argument(
+        "--dialect",
+        help="built-in dialect (default: the daemon's default), or 'auto': try every "
+        "built-in dialect unconstrained on the bundled screenshots, report each one's parse "
+        "and click-landing rates and write the winner as a dialect file (--dialect-out)",
+    )
+    check.add_argument(
+        "--dialect-out",
+        default="holodesk-dialect.toml",
+        metavar="PATH",
+        help="with --dialect auto: where the winning dialect file goes (default "
+        "./holodesk-dialect.toml; start holodeskd with --policy-opt dialect_file=PATH)",
+    )
     check.add_argument("--dialect-file", help="JSON/TOML dialect file overriding a built-in")
     check.add_argument(
         "--policy-opt",
@@ -81,7 +94,7 @@ def run_check_command(args: argparse.Namespace) -> int:
             print(f"holodesk model check: --policy-opt {item!r} is not KEY=VALUE", file=sys.stderr)
             return int(Exit.USAGE)
         options[key.strip()] = value
-    if args.dialect:
+    if args.dialect and args.dialect != "auto":
         options["dialect"] = args.dialect
     if args.dialect_file:
         options["dialect_file"] = args.dialect_file
@@ -97,6 +110,17 @@ def run_check_command(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"holodesk model check: {exc}", file=sys.stderr)
         return int(Exit.USAGE)
+    if args.dialect == "auto":
+        if args.dialect_file:
+            print(
+                "holodesk model check: --dialect auto chooses the dialect; drop --dialect-file",
+                file=sys.stderr,
+            )
+            return int(Exit.USAGE)
+        from holodesk.daemon.model_check.auto import run_auto
+
+        auto = asyncio.run(run_auto(check, Path(args.dialect_out)))
+        return int(auto.exit)
     result = asyncio.run(run_check(check))
     return int(result.exit)
 

@@ -40,6 +40,14 @@ def bundled_screenshot(name: str = BUNDLED) -> Screenshot:
     )
 
 
+def bundled_screenshots() -> tuple[Screenshot, ...]:
+    """Every bundled screenshot (each `assets/*.json`), by file name: `--dialect auto`
+    tries every dialect on all of them, so a screenshot added there is used."""
+    assets = resources.files("holodesk.daemon.model_check").joinpath("assets")
+    names = sorted(p.name for p in assets.iterdir() if p.name.endswith(".json"))
+    return tuple(bundled_screenshot(name) for name in names)
+
+
 def distance_to(box: Rect, point: Point) -> float:
     """Pixels from the point to the box (0 inside it or on its edge)."""
     dx = max(box.x - point.x, 0.0, point.x - (box.x + box.width))

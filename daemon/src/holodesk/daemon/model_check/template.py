@@ -18,8 +18,11 @@ and prefill budgets, it does not map coordinates).
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass, field
 from typing import Any
+
+from PIL import Image
 
 from holodesk.daemon.dialects import Dialect
 from holodesk.daemon.engines.base import ChatMessage, EngineError
@@ -55,6 +58,36 @@ def navigation_messages(dialect: Dialect, screenshot: Screenshot) -> tuple[ChatM
     frame = screenshot.frame()
     context = StepContext(session_id="model-check", task=screenshot.task, step=1, frames=(frame,))
     return dialect.step_messages(context, (dialect.model_image(frame),))
+
+
+def load_template_owner(
+    model: str, *, trust_remote_code: bool = False, revision: str | None = None
+) -> tuple[Any, Any]:
+    """(processor, tokenizer) of a checkpoint, loaded once for several dialects;
+    raises EngineError when neither loads."""
+    _, transformers = import_stack()
+    settings = TransformersSettings(
+        model=model, trust_remote_code=trust_remote_code, revision=revision
+    )
+    return load_processor(transformers, settings)
+
+
+def processor_image_tokens(processor: Any, tokenizer: Any, screenshot: Screenshot) -> int | None:
+    """Image tokens the model's own processor makes of the screenshot as captured
+    (None: the checkpoint has no image processor or names no image token).
+
+    This is the figure a dialect's resize rule should reproduce: the dialect whose
+    estimate is nearest is the one whose image rule is the model's."""
+    takes_images = processor is not tokenizer and hasattr(processor, "image_processor")
+    image_id = _image_token_id(processor, tokenizer) if takes_images else None
+    if image_id is None:
+        return None
+    message = {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "."}]}
+    rendered = _render(processor, [message])
+    with Image.open(io.BytesIO(screenshot.png)) as picture:
+        image = picture.convert("RGB")
+    inputs = processor(images=[image], text=[rendered], add_special_tokens=False)
+    return sum(1 for i in inputs["input_ids"][0] if int(i) == image_id)
 
 
 def check_template(
