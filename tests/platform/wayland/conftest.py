@@ -98,3 +98,22 @@ def start_portal(bus: str, xvfb: str, tmp_path: Path) -> Iterator[StartPortal]:
     yield start
     for portal in started:
         portal.stop()
+
+
+# -- real headless desktops (mutter, KWin) with their portals -----------------------------
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "portal_desktop: needs Debian's mutter or kwin-wayland, xdg-desktop-portal(-gnome/-kde), "
+        "pipewire, wireplumber and gstreamer1.0-pipewire (the tests start a headless desktop)",
+    )
+
+
+def start_desktop(kind: str) -> Any:
+    """HeadlessDesktop.start, failing the test (never skipping it) when it cannot start here."""
+    from tests.platform.wayland.desktops import DesktopUnavailableError, HeadlessDesktop
+
+    try:
+        return HeadlessDesktop.start(kind)
+    except DesktopUnavailableError as error:
+        pytest.fail(f"a headless {kind} desktop cannot start here: {error}")
