@@ -21,7 +21,7 @@ from PIL import Image
 from holodesk.daemon.config import ServerConfig
 from holodesk.daemon.server import RunningServer, serve
 from holodesk.daemon.web.hub import VIEWER_QUEUE
-from holodesk.proto.v1 import agent_pb2
+from holodesk.proto.v1 import agent_pb2, frame_pb2, geometry_pb2
 from tests.daemon.support import (
     GUARD_S,
     RecordingPolicy,
@@ -374,3 +374,41 @@ async def test_a_viewer_that_never_reads_is_cut_off_and_costs_nothing() -> None:
         assert response.actions.step > 20
         hub.unsubscribe(stalled)
         assert hub.viewers == 0
+
+
+async def test_after_a_hold_the_fresh_frame_may_be_a_delta_and_replaces_the_held_one(
+    http: aiohttp.ClientSession,
+) -> None:
+    """A client sends deltas on its last frame: the held one stays a base until the
+    fresh frame arrives, then leaves the window (one frame per step)."""
+    policy = RecordingPolicy([WAIT] * 3)
+    async with running_daemon([policy], web="127.0.0.1:0") as daemon:
+        stream, sid = await start_session(daemon)
+        first = await observe(stream, "f1")
+        async with json_post(http, web_url(daemon.running, f"/api/sessions/{sid}/pause"), {}):
+            pass
+        await stream.send(
+            agent_pb2.RunSessionRequest(
+                observation=agent_pb2.Observation(
+                    frame=make_frame("f2", 64, 48), results=ok(first.actions)
+                )
+            )
+        )
+        await asyncio.wait_for(daemon.running.registry.get(sid).held.wait(), GUARD_S)
+        async with json_post(http, web_url(daemon.running, f"/api/sessions/{sid}/resume"), {}):
+            pass
+        refresh = await stream.recv()
+        assert not refresh.actions.actions
+        unchanged = frame_pb2.Frame(
+            frame_id="f3",
+            size=geometry_pb2.Size(width=64, height=48),
+            base_frame_id="f2",
+            source=geometry_pb2.Rect(x=0, y=0, width=64, height=48),
+            scale_factor=1.0,
+        )
+        await stream.send(
+            agent_pb2.RunSessionRequest(observation=agent_pb2.Observation(frame=unchanged))
+        )
+        second = await stream.recv()
+        assert second.actions.step == 2
+        assert [f.frame_id for f in policy.contexts[-1].frames] == ["f1", "f3"]

@@ -290,7 +290,7 @@ class SessionRunner:
                     # It was held: the person may have used the desktop meanwhile (a
                     # take-over), so the frame in hand is stale. An empty batch (not a
                     # model step: it repeats the last step's number) asks for a fresh one.
-                    session.discard_undecided_frame()
+                    session.replace_newest_frame()
                     refreshing = True  # its observation answers no step: not recorded
                     yield agent_pb2.RunSessionResponse(actions=agent_pb2.Actions(step=session.step))
                     continue

@@ -193,6 +193,8 @@ class Session:
         self._undecided_frame = False
         # The next observation is the first after a resume (NOT_DELIVERED allowed).
         self._resuming = False
+        # The newest frame is stale (taken before a hold): the next one replaces it.
+        self._replace_newest = False
 
     @property
     def task(self) -> str:
@@ -277,10 +279,16 @@ class Session:
 
     def discard_undecided_frame(self) -> None:
         """Forget the newest frame if no step was decided on it (it is stale)."""
+        self._replace_newest = False
         if self._undecided_frame:
             self.frames.pop()
             self._undecided_frame = False
             self._hold(unique_bytes(self.frames))
+
+    def replace_newest_frame(self) -> None:
+        """The newest frame predates a hold (a take-over): the next frame takes its place
+        in the window. It stays until then, as the base a delta frame may be painted on."""
+        self._replace_newest = self._undecided_frame
 
     def attach(self, resume_token: str) -> None:
         self.resume_token = resume_token
@@ -362,9 +370,14 @@ class Session:
                     f"unknown display {frame.display_id!r}; the session has {sorted(known)}",
                 )
         window = [*self.frames, frame]
+        if self._replace_newest:
+            del window[-2]
         # ResourceExhausted (nothing changed) when the daemon's frame budget is spent.
         self._hold(unique_bytes(window[-(self.frames.maxlen or len(window)) :]))
         self._frame_ids.add(frame.frame_id)
+        if self._replace_newest:
+            self.frames.pop()
+            self._replace_newest = False
         self.frames.append(frame)
         self._undecided_frame = True
         self._notify(FrameTaken(frame))

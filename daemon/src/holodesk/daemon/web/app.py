@@ -62,6 +62,7 @@ STATIC_TYPES = {
     ".html": "text/html",
     ".js": "text/javascript",
     ".css": "text/css",
+    ".svg": "image/svg+xml",
     ".txt": "text/plain",
     ".md": "text/markdown",
 }
