@@ -29,6 +29,14 @@ serves many sessions.
   output (and asks for a repair when it does not parse).
 - Token counts: prompt tokens as tokenized (image tokens included), completion
   tokens as generated (the end-of-sequence token included).
+- Tools: a request's tools go to the chat template's `tools` argument, and the
+  calls are read from the model's text by vLLM's tool-call parser (vllm_tools.py),
+  the one the spec names, so this engine and vLLM read one syntax one way. That
+  needs vLLM installed (it is imported on the first tool request, on the worker
+  thread: seconds, once); without it a tool request fails with the install hint
+  rather than with a second, hand-written parser. The call is not constrained
+  (no structured decoding here), so a model that writes no call gets the dialect's
+  parse error and repair prompt.
 
 Install: holodesk-daemon[transformers].
 """
@@ -50,7 +58,7 @@ from holodesk.daemon.engines.base import (
     GenerationResult,
     Sample,
 )
-from holodesk.daemon.engines.chat import template_chat
+from holodesk.daemon.engines.chat import template_chat, template_tools
 from holodesk.daemon.engines.transformers_loading import LoadedModel, import_stack, load
 from holodesk.daemon.engines.transformers_options import TransformersSettings
 
@@ -173,6 +181,11 @@ def _generate(
     if flag.is_set():
         raise _AbortedError
     torch, transformers = import_stack()
+    calling = None
+    if request.tools is not None:
+        from holodesk.daemon.engines.vllm_tools import ToolCalling
+
+        calling = ToolCalling(loaded.tokenizer, request.tools)
     inputs = _inputs(loaded, request)
     prompt_tokens = int(inputs["input_ids"].shape[1])
     sampling = request.sampling
@@ -217,7 +230,10 @@ def _generate(
         # Finished sequences are padded up to the longest: cut after their end token.
         length = next((i + 1 for i, t in enumerate(ids) if t in stops), len(ids))
         ids = ids[:length]
-        text = str(loaded.tokenizer.decode(ids, skip_special_tokens=True))
+        skip = calling.skip_special_tokens if calling is not None else True
+        text = str(loaded.tokenizer.decode(ids, skip_special_tokens=skip))
+        if calling is not None:
+            text = calling.reply(text)
         if scores is None:
             samples.append(Sample(text, length))
             continue
@@ -253,7 +269,9 @@ def _inputs(loaded: LoadedModel, request: GenerationRequest) -> Any:
         loaded.processor if getattr(loaded.processor, "chat_template", None) else loaded.tokenizer
     )
     try:
-        text = owner.apply_chat_template(chat.messages, tokenize=False, add_generation_prompt=True)
+        text = owner.apply_chat_template(
+            chat.messages, tokenize=False, add_generation_prompt=True, **template_tools(request)
+        )
     except Exception as exc:
         raise EngineError(f"the chat template failed: {exc}") from exc
     try:

@@ -9,7 +9,9 @@ with `n` (vLLM seeds its i-th sample with seed + i); with logprobs it asks
 `logprobs=0`, which gives each sampled token's own log-probability (under the
 model's raw distribution by default: vLLM's `logprobs_mode` engine arg chooses).
 `abort(request_id)`, or cancelling the task that awaits `generate()`, stops the
-request inside vLLM.
+request inside vLLM. A request with tools is rendered with the template's `tools`,
+constrained and read by vLLM's own tool-call parser (vllm_tools.py), and answered
+with a tool reply (tool_reply.py).
 
 Engine arguments are passed through untouched to `AsyncEngineArgs` (tensor and
 data parallel size, max_num_seqs, max_model_len, gpu_memory_utilization,
@@ -30,21 +32,21 @@ import logging
 import math
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import metadata
 from typing import Any
 
 from PIL import Image
 
 from holodesk.daemon.engines.base import (
-    ChatMessage,
     EngineError,
     GenerationRequest,
     GenerationResult,
     Sample,
 )
-from holodesk.daemon.engines.chat import decode_image, template_chat
+from holodesk.daemon.engines.chat import decode_image, template_chat, template_tools
 from holodesk.daemon.engines.vllm_args import check_engine_args, engine_arg_names
+from holodesk.daemon.engines.vllm_tools import ToolCalling
 
 log = logging.getLogger(__name__)
 
@@ -213,7 +215,8 @@ class VllmEngine:
     async def generate(self, request: GenerationRequest) -> GenerationResult:
         joined = [_Joined() for _ in range(request.n)]
         prompt_tokens = 0
-        async for delta in self.stream(request):
+        calling = await self._tool_calling(request)
+        async for delta in self.stream(request, calling):
             if not 0 <= delta.index < request.n:
                 raise EngineError(f"vLLM answered completion {delta.index} of {request.n}")
             joined[delta.index].add(delta)
@@ -221,28 +224,42 @@ class VllmEngine:
                 prompt_tokens = delta.prompt_tokens
         if any(j.finish_reason == "abort" for j in joined):
             raise EngineError(f"request {request.request_id} was aborted")
-        return GenerationResult.of(tuple(j.sample(request.logprobs) for j in joined), prompt_tokens)
+        samples = tuple(j.sample(request.logprobs) for j in joined)
+        if calling is not None:
+            samples = tuple(replace(s, text=calling.reply(s.text)) for s in samples)
+        return GenerationResult.of(samples, prompt_tokens)
 
-    async def stream(self, request: GenerationRequest) -> AsyncIterator[Delta]:
+    async def _tool_calling(self, request: GenerationRequest) -> ToolCalling | None:
+        if request.tools is None:
+            return None
+        self.llm  # noqa: B018 (EngineError before start(), as every request)
+        return await asyncio.to_thread(ToolCalling, self._tokenizer, request.tools)
+
+    async def stream(
+        self, request: GenerationRequest, calling: ToolCalling | None = None
+    ) -> AsyncIterator[Delta]:
         """The completion as it is decoded; cancelling the consumer aborts the request.
 
         Images vLLM's processor cache already holds go by their content id alone, so
         the daemon does not decode a screen vLLM has processed; if vLLM evicted one
         in between (it says so before it starts the request), the request goes again
-        with every image's pixels.
+        with every image's pixels. With tools, `calling` (made when None) constrains
+        the decoding; the deltas are the model's own text, calls unparsed.
         """
         llm = self.llm
         if not request.messages:
             raise EngineError("a generation request needs at least one message")
-        params = self._sampling_params(request)
+        if calling is None:
+            calling = await self._tool_calling(request)
+        params = self._sampling_params(request, calling)
         # Image decoding and templating are CPU work: off the event loop.
-        prompt = await asyncio.to_thread(self._render, request.messages, self._cached_images())
+        prompt = await asyncio.to_thread(self._render, request, self._cached_images())
         try:
             async for delta in self._deltas(llm, prompt, params, request):
                 yield delta
         except _CacheMiss:
             log.debug("vLLM no longer holds an image of %s: sent again", request.request_id)
-            prompt = await asyncio.to_thread(self._render, request.messages, None)
+            prompt = await asyncio.to_thread(self._render, request, None)
             async for delta in self._deltas(llm, prompt, params, request):
                 yield delta
 
@@ -330,14 +347,15 @@ class VllmEngine:
 
     def _render(
         self,
-        messages: tuple[ChatMessage, ...],
+        request: GenerationRequest,
         cached: Callable[[list[str]], list[bool]] | None,
     ) -> RenderedPrompt:
         """The prompt text and its images; those `cached` says vLLM holds are None."""
+        messages = request.messages
         chat = template_chat(messages, decode=False)
         try:
             text = self._tokenizer.apply_chat_template(
-                chat.messages, tokenize=False, add_generation_prompt=True
+                chat.messages, tokenize=False, add_generation_prompt=True, **template_tools(request)
             )
         except Exception as exc:
             raise EngineError(f"the chat template of {self.model} failed: {exc}") from exc
@@ -352,7 +370,7 @@ class VllmEngine:
         return RenderedPrompt(str(text), images, ids)
 
     @staticmethod
-    def _sampling_params(request: GenerationRequest) -> Any:
+    def _sampling_params(request: GenerationRequest, calling: ToolCalling | None = None) -> Any:
         from vllm.sampling_params import RequestOutputKind, SamplingParams, StructuredOutputsParams
 
         sampling = request.sampling
@@ -361,6 +379,12 @@ class VllmEngine:
             if request.json_schema is not None
             else None
         )
+        extra: dict[str, Any] = {}
+        if calling is not None:
+            # The tool parser's constraint (a structural tag of its call syntax for
+            # "required"), as `vllm serve` would apply it; it replaces a JSON schema.
+            structured = calling.structured_outputs
+            extra["skip_special_tokens"] = calling.skip_special_tokens
         return SamplingParams(
             n=request.n,
             max_tokens=sampling.max_tokens,
@@ -371,6 +395,7 @@ class VllmEngine:
             logprobs=0 if request.logprobs else None,
             structured_outputs=structured,
             output_kind=RequestOutputKind.DELTA,
+            **extra,
         )
 
 
