@@ -42,6 +42,7 @@ from tests.support.system_tray import (
     painted_box,
     trayer,
     wait_docked,
+    wait_for_tray_owner,
     wait_undocked,
     xdotool,
 )
@@ -244,11 +245,7 @@ def test_the_tray_command_docks_and_opens_the_live_view_in_browser(
     try:
         try:
             docked = wait_docked(x_display, APP_CLASS)
-            deadline = time.monotonic() + GUARD_S
-            while painted_box(x_display, docked) is None:
-                assert time.monotonic() < deadline, "the icon painted nothing"
-                time.sleep(0.1)
-            assert_round(painted_box(x_display, docked))
+            assert_round(_painted(x_display, docked))
             # A right click opens the menu; its mnemonic picks Open live view.
             x, y = docked.center
             xdotool("mousemove", str(x), str(y), "click", "3")
@@ -269,6 +266,46 @@ def test_the_tray_command_docks_and_opens_the_live_view_in_browser(
     except AssertionError as error:
         raise AssertionError(f"{error}\ntray's stderr:\n{err}") from error
     assert "Traceback" not in err, err
+
+
+def test_the_icon_docks_into_a_tray_that_starts_after_it_and_again_after_a_restart(
+    xvfb: str, x_display: Display, tmp_path: Path
+) -> None:
+    # At login the tray app may well start before the panel; panels restart too.
+    wait_for_tray_owner(xvfb, owned=False)
+    process = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "holodesk.client", "tray"),
+            *("--server", "lab=127.0.0.1:9", "--record-dir", str(tmp_path)),
+        ],
+        env={**os.environ, "DISPLAY": xvfb},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    err = ""
+    try:
+        try:
+            assert process.stderr is not None
+            # Said once Qt has found no tray: the one started next comes after it.
+            assert "no system tray yet" in process.stderr.readline()
+            for _ in range(2):
+                with trayer(xvfb):
+                    assert_round(_painted(x_display, wait_docked(x_display, APP_CLASS)))
+            assert process.poll() is None
+        finally:
+            process.terminate()
+            _, err = process.communicate(timeout=GUARD_S)
+    except AssertionError as error:
+        raise AssertionError(f"{error}\ntray's stderr:\n{err}") from error
+    assert "Traceback" not in err, err
+
+
+def _painted(display: Display, docked: Docked) -> tuple[int, int, int, int] | None:
+    """What the icon painted, once it has (None if it never did)."""
+    deadline = time.monotonic() + GUARD_S
+    while (box := painted_box(display, docked)) is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return box
 
 
 def test_task_dialog_returns_what_the_user_typed(xvfb: str) -> None:
