@@ -23,7 +23,7 @@ const TERMINAL = new Set(["done", "fail"]);
 
 export function loadContract(protoRoot = DEFAULT_PROTO_ROOT) {
   const definition = protoLoader.loadSync(
-    ["holodesk/v1/agent.proto", "holodesk/v1/control.proto"],
+    ["holodesk/v1/agent.proto", "holodesk/v1/control.proto", "holodesk/v1/computer.proto"],
     {
       includeDirs: [protoRoot],
       keepCase: true, // field names exactly as in the .proto files
@@ -55,10 +55,13 @@ export function connect(address, { token, caCert, protoRoot } = {}) {
   return {
     agent: new v1.AgentService(address, credentials, options),
     control: new v1.ControlService(address, credentials, options),
+    // Drives desktops that `holodesk attach` lent (operator or admin role).
+    computer: new v1.ComputerService(address, credentials, options),
     metadata,
     close() {
       this.agent.close();
       this.control.close();
+      this.computer.close();
     },
   };
 }
@@ -189,3 +192,30 @@ export function readToken(path) {
   return path ? readFileSync(path, "utf8").trim() : undefined;
 }
 
+
+// ComputerService (protos/holodesk/v1/computer.proto): drive a desktop a holodesk
+// client attached (`holodesk attach --name NAME`). Each resolves with the response
+// message and rejects with the gRPC error (its `code` and `details` say why).
+function unary(client, method, request) {
+  return new Promise((resolvePromise, reject) => {
+    client.computer[method](request, client.metadata(), (error, response) =>
+      error ? reject(error) : resolvePromise(response),
+    );
+  });
+}
+
+// The attached desktops this caller may drive: [{desktop_id, owner, displays, frame_id, ...}].
+export async function listDesktops(client) {
+  return (await unary(client, "ListDesktops", {})).desktops;
+}
+
+// The desktop's latest frame (refresh: a new capture first), with its coordinate frame.
+export async function getFrame(client, { desktopId, refresh = false }) {
+  return (await unary(client, "GetFrame", { desktop_id: desktopId, refresh })).frame;
+}
+
+// Runs actions on the desktop in order; each needs its own action_id (a repeated id
+// returns its first result and never runs again). Resolves with {results, frame_id, frame}.
+export function act(client, { desktopId, actions, includeFrame = false }) {
+  return unary(client, "Act", { desktop_id: desktopId, actions, include_frame: includeFrame });
+}
