@@ -277,3 +277,14 @@ def test_live_view_without_an_opener_is_refused() -> None:
         assert controller.address == "127.0.0.1:9"
     finally:
         controller.close()
+
+
+def test_live_view_url_is_checked(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = build_parser(load_commands(group=None))
+    assert parser.parse_args(["tray"]).live_view == "http://127.0.0.1:50080/"
+    given = parser.parse_args(["tray", "--live-view", "https://gpu.lab:8443/live"])
+    assert given.live_view == "https://gpu.lab:8443/live"
+    for bad in ("127.0.0.1:50080", "file:///etc/passwd", "http://", "javascript:alert(1)"):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["tray", "--live-view", bad])
+        assert "is not an http(s) URL" in capsys.readouterr().err

@@ -11,6 +11,7 @@ import argparse
 import sys
 import webbrowser
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from holodesk.client.channel import ChannelError, ChannelSettings, check_settings
 from holodesk.client.cli import Command
@@ -48,12 +49,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--live-view",
+        type=live_view_url,
         default=DEFAULT_LIVE_VIEW,
         metavar="URL",
         help="the daemon's live view (holodeskd --web), opened by the menu's "
         "Open live view in $BROWSER or the system's browser (default: %(default)s)",
     )
     add_connection_arguments(parser.add_argument_group("connection"))
+
+
+def live_view_url(value: str) -> str:
+    """--live-view: an http(s) URL with a host, as `holodeskd --web` serves it; the
+    browser would otherwise be handed a file path or a bare word."""
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not an http(s) URL such as {DEFAULT_LIVE_VIEW}"
+        )
+    return value.strip()
 
 
 def server_profiles(values: list[str], channel: ChannelSettings) -> list[ServerProfile]:

@@ -57,8 +57,10 @@ def qt_start_error() -> str | None:
         return f"Qt did not start within {_PROBE_TIMEOUT_S:.0f} s"
     if done.returncode == 0:
         return None
-    lines = [line for line in done.stderr.splitlines() if line.strip()]
-    return " ".join(lines[-3:]) or f"Qt exited with status {done.returncode}"
+    # Qt's first line names the cause ("qt.qpa.xcb: could not connect to display");
+    # the ones after it are generic advice about plugins.
+    lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+    return lines[0] if lines else f"Qt exited with status {done.returncode}"
 
 
 def icon_pixmap(state: TrayState, size: int) -> QPixmap:
