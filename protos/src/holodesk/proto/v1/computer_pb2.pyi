@@ -209,8 +209,9 @@ class ActResponse(_message.Message):
     FRAME_ID_FIELD_NUMBER: _builtins.int
     FRAME_FIELD_NUMBER: _builtins.int
     frame_id: _builtins.str
-    """Id of the frame captured after the actions (the desktop's latest frame);
-    empty when every action had run before (a repeated request).
+    """Id of the desktop's latest frame once every result is known: the frame its
+    client captured after the actions this request ran (for a request whose ids
+    had all run before, simply the latest frame).
     Limit: 128 characters.
     """
     @_builtins.property
@@ -221,7 +222,7 @@ class ActResponse(_message.Message):
 
     @_builtins.property
     def frame(self) -> _frame_pb2.Frame:
-        """That frame, when ActRequest.include_frame is set and frame_id is not empty."""
+        """That frame, when ActRequest.include_frame is set."""
 
     def __init__(
         self,
