@@ -25,12 +25,6 @@ from tests.platform.wlroots.sway import Sway, SwayUnavailableError
 from tests.support.probe import ProbeApp
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "wlroots: needs Debian's sway and xwayland (the tests start a headless sway)"
-    )
-
-
 def start_sway(**options: object) -> Sway:
     """Sway.start, failing the test (never skipping it) when sway cannot start here."""
     try:

@@ -9,6 +9,7 @@ which moves nothing; `check_input=True` also moves it one pixel and back.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from PIL import Image
 
 from holodesk.client.doctor.findings import Finding, Status, crashed, guarded
+from holodesk.client.doctor.route import ROUTE, check_route
 from holodesk.platform.base import Backend, DisplayInfo
 from holodesk.platform.errors import BackendUnavailableError, PlatformError
 from holodesk.platform.safety.hotkeys import DEFAULT_EMERGENCY_STOP, HotkeyError, HotkeyListener
@@ -47,24 +49,26 @@ def check_machine(
     """Every machine finding, in table order. `opener` is for tests (a fake OS).
 
     Each check's crash is a finding of its own, and the checks after it still run.
+    On a Wayland session the first finding says which route the backend takes.
     """
+    route = _route(options.backend)
     try:
         backend = opener(options.backend)
     except BackendUnavailableError as error:
         causes = [Finding(DISPLAY, Status.FAIL, cause, fix) for cause, fix in error.causes]
-        return [*causes, *_skipped(), guarded(HOTKEY, check_hotkey, options.hotkey)]
+        return [*route, *causes, *_skipped(), guarded(HOTKEY, check_hotkey, options.hotkey)]
     except PlatformError as error:
         fix = "check the backend name and its requirements (holodesk run --help)"
         display = Finding(DISPLAY, Status.FAIL, str(error), fix)
-        return [display, guarded(HOTKEY, check_hotkey, options.hotkey)]
+        return [*route, display, guarded(HOTKEY, check_hotkey, options.hotkey)]
     except Exception as error:
         opening = f"opening the {options.backend or 'default'} backend"
         crash = crashed(DISPLAY, error, opening)
-        return [crash, *_skipped(), guarded(HOTKEY, check_hotkey, options.hotkey)]
-    findings: list[Finding] = []
+        return [*route, crash, *_skipped(), guarded(HOTKEY, check_hotkey, options.hotkey)]
+    findings: list[Finding] = list(route)
     try:
         findings.append(guarded(DISPLAY, check_displays, backend))
-        if findings[0].status is Status.OK:
+        if findings[-1].status is Status.OK:
             findings.append(guarded(CAPTURE, check_capture, backend))
             findings.append(guarded(INPUT, check_input, backend, move=options.check_input))
         findings.append(guarded(PERMISSIONS, check_permissions, backend))
@@ -75,6 +79,15 @@ def check_machine(
     finally:
         findings += _close(backend)
     return findings
+
+
+def _route(backend: str | None) -> list[Finding]:
+    """The Wayland route finding, if this is a Wayland session (its crash a finding too)."""
+    try:
+        found = check_route(backend, os.environ)
+    except Exception as error:  # reported with its cause, as guarded() does
+        return [crashed(ROUTE, error)]
+    return [] if found is None else [found]
 
 
 def _skipped() -> list[Finding]:

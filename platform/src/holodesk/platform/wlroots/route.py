@@ -1,0 +1,167 @@
+"""Which Wayland route holodesk takes in this session, why, and what a person must approve.
+
+For `holodesk doctor`. The routes, in the order the backend choice tries them
+(`holodesk.platform.select`, then `backends.wayland`'s auto input route):
+
+1. wlroots: the compositor offers screencopy, virtual pointer and keyboard, and
+   the rest of `connection.REQUIRED`; nothing to approve;
+2. x11 through XWayland, when those are missing and DISPLAY is set: it reaches
+   X11 apps only;
+3. portal: xdg-desktop-portal offers RemoteDesktop (with pointer and keyboard)
+   and ScreenCast: a dialog asks once, then the restore token we keep says yes;
+4. uinput: kernel virtual devices, which need write access to /dev/uinput.
+
+$HOLODESK_WAYLAND_INPUT (portal or uinput) pins the wayland backend's route, as
+it does for the backend. An explicit backend ($HOLODESK_PLATFORM_BACKEND, --backend)
+is not this choice; the doctor says so. Asking costs one Wayland registry roundtrip and a few
+D-Bus property reads: nothing is shown to the user, nothing is started but what
+D-Bus activation starts for any portal client.
+
+It sits with the wlroots probe because the wlroots route is asked first; its
+imports beyond the standard library are made when needed, so importing it costs
+nothing on a desktop that is not Wayland.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from holodesk.platform.errors import PlatformError
+from holodesk.platform.wayland.session import detect_wayland
+from holodesk.platform.wlroots.connection import NO_DISPLAY_FIX, REQUIRED
+
+INPUT_ENV = "HOLODESK_WAYLAND_INPUT"  # as backends.wayland reads it
+NOTHING = "nothing: no root, no /dev/uinput, no dialog (any client may bind these protocols)"
+UINPUT_DEVNODE = "/dev/uinput"
+
+
+@dataclass(frozen=True)
+class Route:
+    """The route taken, the backend that takes it, and why."""
+
+    name: str  # wlroots, x11, portal, uinput, or none
+    backend: str  # the platform backend: wlroots, x11, wayland, or "" for none
+    why: str
+    approval: str  # what a person must approve or grant; NOTHING when nothing
+    usable: bool = True  # False: no route works here until `approval` is done
+    asks: bool = False  # True: usable, but a person must answer a dialog at the first run
+
+
+def wayland_route(
+    environ: Mapping[str, str] | None = None,
+    *,
+    token_path: Path | None = None,
+    uinput_devnode: str = UINPUT_DEVNODE,
+) -> Route | None:
+    """The route for this environment's Wayland session, or None when it is not one."""
+    env = os.environ if environ is None else environ
+    session = detect_wayland(env)
+    if session is None:
+        return None
+    if not session.wayland_display and not session.has_xwayland:
+        why = f"{session.describe()}, but WAYLAND_DISPLAY is not set: no compositor to ask"
+        return Route("none", "", why, NO_DISPLAY_FIX, usable=False)
+    from holodesk.platform.wlroots.probe import compositor_globals
+
+    found = compositor_globals(env)
+    if found.offers_route:
+        offered = ", ".join(f"{name} ({REQUIRED[name]})" for name in REQUIRED)
+        why = f"the compositor at {session.wayland_display} offers every protocol it needs: "
+        return Route("wlroots", "wlroots", why + offered, NOTHING)
+    if found.error:
+        lacking = f"the wlroots protocols could not be asked for ({found.error})"
+    else:
+        missing = ", ".join(f"{name} for {REQUIRED[name]}" for name in found.missing)
+        lacking = f"the compositor at {session.wayland_display} lacks {missing}"
+    if session.has_xwayland:
+        why = (
+            f"{lacking}, and DISPLAY={session.xwayland_display} names XWayland: the x11 "
+            "backend, which reaches X11 apps only (native Wayland windows get no input)"
+        )
+        return Route("x11", "x11", why, "nothing (XWayland admits this user's clients)")
+    pinned = env.get(INPUT_ENV, "").strip().lower()
+    if pinned == "uinput":
+        return _uinput(f"{lacking}; {INPUT_ENV}=uinput", uinput_devnode)
+    portal, portal_why = _portal(env)
+    if portal:
+        approval, asks = _consent(token_path)
+        return Route("portal", "wayland", f"{lacking}; {portal_why}", approval, asks=asks)
+    if pinned == "portal":
+        why = f"{lacking}; {INPUT_ENV}=portal, but {portal_why}"
+        fix = "offer RemoteDesktop (GNOME, KDE Plasma), or unset " + INPUT_ENV
+        return Route("none", "", why, fix, usable=False)
+    return _uinput(f"{lacking}; {portal_why}", uinput_devnode)
+
+
+def _portal(env: Mapping[str, str]) -> tuple[bool, str]:
+    """Whether the portal offers what the portal route needs, and what was found."""
+    try:
+        from holodesk.platform.wayland.dbus import PortalBus, session_bus_address
+        from holodesk.platform.wayland.portal import (
+            DEVICE_KEYBOARD,
+            DEVICE_POINTER,
+            REMOTE_DESKTOP_INTERFACE,
+            SCREENCAST_INTERFACE,
+            interface_version,
+        )
+    except ImportError as error:
+        return False, f"the portal cannot be asked: {error} (install holodesk-platform[wayland])"
+    try:
+        bus = PortalBus(session_bus_address(env))
+    except PlatformError as error:
+        return False, f"the portal cannot be asked: {error}"
+    try:
+        remote = interface_version(bus, REMOTE_DESKTOP_INTERFACE)
+        if remote is None:
+            return False, "the desktop portal offers no RemoteDesktop interface"
+        devices = int(bus.property(REMOTE_DESKTOP_INTERFACE, "AvailableDeviceTypes"))
+        if devices & (DEVICE_KEYBOARD | DEVICE_POINTER) != DEVICE_KEYBOARD | DEVICE_POINTER:
+            return False, f"the portal's RemoteDesktop offers devices {devices:#x}, not both"
+        cast = interface_version(bus, SCREENCAST_INTERFACE)
+        if cast is None:
+            return False, "the desktop portal offers RemoteDesktop without ScreenCast"
+        return True, (
+            f"the desktop portal offers RemoteDesktop {remote} (keyboard and pointer) and "
+            f"ScreenCast {cast}"
+        )
+    except PlatformError as error:
+        return False, f"the desktop portal did not answer: {error}"
+    finally:
+        bus.close()
+
+
+def _consent(token_path: Path | None) -> tuple[str, bool]:
+    """What the portal route asks of a person, and whether its dialog will show."""
+    from holodesk.platform.wayland.tokens import REMOTE_DESKTOP, TokenStore, default_token_path
+
+    path = token_path or default_token_path()
+    if TokenStore(path).get(REMOTE_DESKTOP):
+        kept = (
+            f"nothing now: a restore token from an earlier approval is kept in {path}; if the "
+            "desktop has forgotten it, its dialog asks once more"
+        )
+        return kept, False
+    dialog = (
+        "a one-time dialog: allow screen sharing and remote control when the desktop asks "
+        "(GNOME: 'Share' with 'Allow Remote Interaction' on; KDE: 'Share'); holodesk keeps the "
+        f"restore token in {path}, so later sessions start without asking"
+    )
+    return dialog, True
+
+
+def _uinput(why: str, devnode: str) -> Route:
+    try:
+        from holodesk.platform.wayland.uinput import uinput_problems
+    except ImportError as error:
+        fix = f"install holodesk-platform[wayland] (python-evdev): {error}"
+        return Route("uinput", "wayland", why, fix, usable=False)
+    problems = uinput_problems(devnode)
+    if not problems:
+        granted = f"nothing more: this user may write to {devnode} (types US-layout keys only)"
+        return Route("uinput", "wayland", f"{why}: the uinput route", granted)
+    causes = "; ".join(cause for cause, _ in problems)
+    fixes = "; ".join(fix for _, fix in problems)
+    return Route("uinput", "wayland", f"{why}: the uinput route, but {causes}", fixes, False)
