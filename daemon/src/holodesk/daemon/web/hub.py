@@ -116,6 +116,10 @@ class LiveHub:
         self._viewers: set[Viewer] = set()
         self._encoders = asyncio.Semaphore(THUMBNAIL_WORKERS)
         self.closing = asyncio.Event()
+        # Counts the session updates offered. Every summary carries it, so a page can
+        # tell a control's answer from a newer event (a stop's answer may arrive after
+        # the event that the session ended) and keep the newer.
+        self._revision = 0
 
     # Wiring ------------------------------------------------------------------------
 
@@ -221,6 +225,7 @@ class LiveHub:
             "client_os": session.request.client.os,
             "started_at": session.started_at.isoformat(),
             "taken_over": watched.taken_over,
+            "revision": self._revision,
             "frame_seq": watched.frame_seq if watched.frame is not None else 0,
             "ended": None
             if ended is None
@@ -255,6 +260,7 @@ class LiveHub:
 
     def _offer_state(self, session: Session, watched: _Watched) -> None:
         del watched  # summary reads it again: one shape for snapshot and update
+        self._revision += 1
         self._offer({"type": "session", "session_id": session.session_id, **self.summary(session)})
 
     def _announce_frame(self, session_id: str, watched: _Watched) -> None:

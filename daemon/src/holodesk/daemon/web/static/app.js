@@ -139,6 +139,13 @@ Alpine.data("liveView", () => ({
   onSession(message) {
     const session = this.adopt(message);
     const { steps, type, ...fields } = message;
+    this.update(session, fields);
+  },
+
+  // A summary older than what the page shows (a control's answer that arrived after
+  // the event it caused, or a later one) changes nothing.
+  update(session, fields) {
+    if (fields.revision < (session.revision || 0)) return;
     Object.assign(session, fields);
   },
 
@@ -182,7 +189,7 @@ Alpine.data("liveView", () => ({
     try {
       const info = await post(`/api/sessions/${encodeURIComponent(session.session_id)}/${verb}`, body);
       const { steps, ...fields } = info;
-      Object.assign(session, fields);
+      this.update(session, fields);
     } catch (err) {
       this.error = `${verb}: ${err.message}`;
     }
