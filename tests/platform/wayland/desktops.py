@@ -129,6 +129,14 @@ class HeadlessDesktop:
         (self.runtime_dir / "home" / ".config").mkdir(parents=True)
         self.log_dir.mkdir()
         self._start_bus()
+        self._update_activation_environment()
+        if self.kind == "mutter":
+            self._configure_gnome()
+        else:
+            # A key held while a check looks would auto-repeat after KWin's 600 ms.
+            (self.runtime_dir / "home" / ".config" / "kcminputrc").write_text(
+                "[Keyboard]\nKeyRepeat=nothing\n"
+            )
         self._spawn("pipewire", ["pipewire"])
         self._wait(lambda: (self.runtime_dir / "pipewire-0").exists(), "pipewire's socket")
         self._spawn("wireplumber", ["wireplumber"])
@@ -224,6 +232,27 @@ class HeadlessDesktop:
 
         self._wait(xwayland, "KWin's XWayland")
         return displays[0]
+
+    def _configure_gnome(self) -> None:
+        """GNOME takes Super for itself (alone: the overview; with a click: moving the
+        window), and the conformance suite sends Super to the app, so both are turned
+        off; and key repeat, as a key held while a check looks would repeat after 500 ms."""
+        for schema, key, value in (
+            ("org.gnome.mutter", "overlay-key", ""),
+            ("org.gnome.desktop.wm.preferences", "mouse-button-modifier", ""),
+            ("org.gnome.desktop.peripherals.keyboard", "repeat", "false"),
+        ):
+            result = subprocess.run(
+                ["gsettings", "set", schema, key, value],
+                env=self.environ(),
+                capture_output=True,
+                check=False,
+                timeout=20,
+            )
+            if result.returncode != 0:
+                raise DesktopUnavailableError(
+                    f"gsettings set {schema} {key} failed: {result.stderr.decode(errors='replace')}"
+                )
 
     def _update_activation_environment(self) -> None:
         """Services D-Bus activates (document portal, permission store) get this desktop's env."""

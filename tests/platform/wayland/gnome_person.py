@@ -40,6 +40,7 @@ ACCENT = (53, 132, 228)
 # The switch sits this far from the Share button's centre (xdg-desktop-portal-gnome 43's
 # dialog, Adwaita, at scale 1); checked after the click by its colour.
 SWITCH_FROM_SHARE = (-23, 199)
+CANCEL_FROM_SHARE = (-423, 0)
 
 
 class GnomePerson:
@@ -123,18 +124,42 @@ class GnomePerson:
         """The centre of the dialog's Share button, or None while no dialog shows."""
         return _accent_centre(self.screen(), within=None)
 
-    def allow_remote_desktop(self, timeout_s: float = 30.0, evidence: Path | None = None) -> None:
-        """Wait for the Remote desktop dialog, allow remote interaction, press Share."""
+    def wait_for_dialog(
+        self, timeout_s: float = 30.0, evidence: Path | None = None
+    ) -> tuple[int, int]:
+        """The Share button of the dialog once one shows (and has stopped moving)."""
         deadline = time.monotonic() + timeout_s
-        share = None
-        while share is None:
+        previous = None
+        while True:
+            share = self.find_share_button()
+            if share is not None and share == previous:
+                return share  # the same place in two frames: the map animation is over
             if time.monotonic() > deadline:
                 self._keep(evidence)
                 raise AssertionError(f"no portal dialog appeared within {timeout_s:g} s")
+            previous = share
+            time.sleep(0.15)
+
+    def wait_until_no_dialog(self, timeout_s: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while self.find_share_button() is not None:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the portal dialog stayed up for {timeout_s:g} s")
             time.sleep(0.1)
-            share = self.find_share_button()
-        time.sleep(0.3)  # the dialog's map animation; the switch must be where it will stay
-        share = self.find_share_button() or share
+
+    def share_screen(self, timeout_s: float = 30.0, evidence: Path | None = None) -> None:
+        """Press Share in the Screen Share dialog (a ScreenCast session's)."""
+        self.click(*self.wait_for_dialog(timeout_s, evidence))
+
+    def cancel(self, timeout_s: float = 30.0, evidence: Path | None = None) -> None:
+        """Press the dialog's Cancel, at the other end of its header bar."""
+        share = self.wait_for_dialog(timeout_s, evidence)
+        self.click(share[0] + CANCEL_FROM_SHARE[0], share[1] + CANCEL_FROM_SHARE[1])
+
+    def allow_remote_desktop(self, timeout_s: float = 30.0, evidence: Path | None = None) -> None:
+        """Wait for the Remote desktop dialog, allow remote interaction, press Share."""
+        deadline = time.monotonic() + timeout_s
+        share = self.wait_for_dialog(timeout_s, evidence)
         switch = (share[0] + SWITCH_FROM_SHARE[0], share[1] + SWITCH_FROM_SHARE[1])
         # Clicked again while it stays off: a click can land before GTK has the
         # pointer's entry into its new window.

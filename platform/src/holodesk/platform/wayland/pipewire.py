@@ -13,8 +13,9 @@ simplest kept one is a `gst-launch-1.0` child per stream::
 with the remote's fd passed down (pass_fds) and W the write end of a pipe we
 read whole BGRx frames from; `-v` prints the negotiated caps on the child's
 stdout, which is where the frame size comes from. The compositor sends a frame
-when the screen changes (mutter and KWin cast on damage), so an idle desktop
-costs nothing, and a grab is a copy of the newest frame (no encode, no D-Bus
+when the screen changes (mutter and KWin cast on damage; mutter sends one at the
+start too, KWin does not), so an idle desktop costs nothing, and a grab is the
+newest frame (no encode, no D-Bus
 round trip): tests/bench/bench_pipewire_capture.py measured it against one
 Screenshot-portal call per frame.
 
@@ -137,8 +138,9 @@ class PipeWireStream:
         ]
         for thread in self._threads:
             thread.start()
+        self._first_frame_timeout_s = first_frame_timeout_s
         try:
-            self.wait_for_frames(1, first_frame_timeout_s)
+            self._wait_for_size(first_frame_timeout_s)
         except BaseException:
             self.close()
             raise
@@ -151,20 +153,48 @@ class PipeWireStream:
 
     @property
     def size(self) -> tuple[int, int]:
-        """The stream's frame size in pixels (known once the first frame came)."""
+        """The stream's frame size in pixels (known once its format is negotiated)."""
         with self._condition:
             if self._size is None:
                 raise CaptureError(f"PipeWire stream {self.node_id} has no frame yet")
             return self._size
 
     def latest(self) -> Image.Image:
-        """The newest frame (RGB). Raises CaptureError once the stream has ended."""
+        """The newest frame (RGB), waiting for the first one if none came yet.
+
+        Raises CaptureError once the stream has ended, or when no first frame
+        comes in time.
+        """
         with self._condition:
+            if self._frame is None and self._failure is None:
+                self._condition.wait_for(
+                    lambda: self._frame is not None or self._failure is not None,
+                    self._first_frame_timeout_s,
+                )
             if self._failure is not None:
                 raise CaptureError(self._failure)
             if self._frame is None:
-                raise CaptureError(f"PipeWire stream {self.node_id} has no frame yet")
+                raise CaptureError(
+                    f"PipeWire stream {self.node_id} sent no frame in "
+                    f"{self._first_frame_timeout_s:g} s: KWin casts only when the screen "
+                    "changes, and nothing has changed since the session started"
+                )
             return self._frame
+
+    def _wait_for_size(self, timeout_s: float) -> None:
+        """Block until the stream's format is negotiated (a compositor that casts on
+        damage only, as KWin does, sends no frame until the screen changes)."""
+        with self._condition:
+            self._condition.wait_for(
+                lambda: self._size is not None or self._failure is not None, timeout_s
+            )
+            if self._failure is not None:
+                raise CaptureError(self._failure)
+            if self._size is None:
+                raise CaptureError(
+                    f"PipeWire stream {self.node_id} negotiated no video format in "
+                    f"{timeout_s:g} s: {self._why()}"
+                )
 
     def wait_for_frames(self, count: int, timeout_s: float) -> None:
         """Block until `count` frames in all have arrived."""

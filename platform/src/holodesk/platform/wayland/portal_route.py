@@ -13,6 +13,7 @@ says whether the route can work here and what a person will have to approve.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from holodesk.platform.base import Backend
@@ -39,6 +40,8 @@ from holodesk.platform.wayland.portal import (
 from holodesk.platform.wayland.portal_input import DEFAULT_SMOOTH_STEP_PX, PortalInput
 from holodesk.platform.wayland.tokens import REMOTE_DESKTOP, TokenStore
 
+SHIFT_KEYSYM = 0xFFE1  # Shift_L
+KEYMAP_SETTLE_S = 0.3
 BLANK_CAPTURE_FIX = (
     "the screen-cast stream is black: unlock the session, and check that the desktop still "
     "shares the screen (GNOME's top bar shows a sharing indicator; stop and reopen to ask again)"
@@ -74,6 +77,7 @@ def open_portal_route(
         driver = PortalInput(
             session, lambda: screen.layout, scroll=scroll, smooth_step_px=smooth_step_px
         )
+        _wake_keyboard(session)
     except BaseException:
         session.close()
         raise
@@ -86,6 +90,19 @@ def open_portal_route(
         observes_user_pointer=False,
         blank_capture_fix=BLANK_CAPTURE_FIX,
     )
+
+
+def _wake_keyboard(session: RemoteDesktopSession) -> None:
+    """Make the compositor create the session's virtual keyboard now, not at the first key.
+
+    mutter makes it at the first keysym and sends every client its keymap then;
+    XWayland drops the keys that arrive with that keymap change (seen on mutter 43:
+    the first text typed after the session started never reached an X11 app). A
+    Shift tap, and a moment for the keymap to reach the clients, costs 0.3 s once.
+    """
+    session.keysym(SHIFT_KEYSYM, True)
+    session.keysym(SHIFT_KEYSYM, False)
+    time.sleep(KEYMAP_SETTLE_S)
 
 
 @dataclass(frozen=True)

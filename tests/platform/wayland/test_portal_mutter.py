@@ -1,0 +1,72 @@
+"""The portal route on a real headless GNOME: mutter 43, xdg-desktop-portal-gnome, PipeWire.
+
+One RemoteDesktop session for the module, its consent dialog answered by the
+GnomePerson (through mutter's own remote desktop API), frames from its PipeWire
+stream, and the platform conformance suite against the Tk probe on mutter's
+XWayland (tests/platform/wayland/portal_suite.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from holodesk.platform.base import Backend
+from holodesk.platform.wayland.tokens import TokenStore
+from tests.platform.wayland.conftest import start_desktop
+from tests.platform.wayland.desktops import HeadlessDesktop
+from tests.platform.wayland.gnome_person import GnomePerson, open_allowed
+from tests.platform.wayland.portal_suite import (  # noqa: F401 - collected here
+    conformance,
+    probe,
+    test_displays_come_from_the_stream,
+    test_drag_path,
+    test_frames_follow_what_input_changes,
+    test_frames_show_the_probe_window,
+)
+
+pytestmark = pytest.mark.portal_desktop
+
+
+@pytest.fixture(scope="module")
+def desktop() -> Iterator[HeadlessDesktop]:
+    running = start_desktop("mutter")
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def person(desktop: HeadlessDesktop) -> Iterator[GnomePerson]:
+    someone = GnomePerson(desktop)
+    yield someone
+    someone.close()
+
+
+@pytest.fixture(scope="module")
+def backend(
+    desktop: HeadlessDesktop, person: GnomePerson, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Backend]:
+    state = tmp_path_factory.mktemp("gnome-state")
+    opened = open_allowed(desktop, person, TokenStore(state / "tokens.json"), state / "dialog.png")
+    yield opened
+    opened.close()
+
+
+# What mutter 43 itself cannot do through a RemoteDesktop session.
+_NO_KEYCODE = (
+    "mutter 43 types only keysyms its keymap has a key for (its log: 'No keycode found for "
+    "keyval e9 in current group'), and a portal client cannot change that keymap"
+)
+test_conformance = conformance(
+    {
+        "held-character-without-a-key": _NO_KEYCODE + ": ß, é, € have no key on the US layout",
+        "unicode-text": _NO_KEYCODE + ": é, ö, ñ, €, 日本 are dropped",
+        "format-characters": _NO_KEYCODE + ": ZWJ, ZWNJ, LRM, RLM and tag characters are dropped",
+        "keypad-keys": (
+            "mutter 43 reaches a keysym's second level with Shift, but the keypad's digits and "
+            "decimal point are NumLock's level: KP_Decimal arrives as Shift+KP_Delete"
+        ),
+        "browser-keys": _NO_KEYCODE + ": XF86Refresh and XF86Stop are dropped",
+    }
+)

@@ -1,0 +1,123 @@
+"""Consent on a real headless GNOME: the dialog answered, refused, left alone; restore tokens.
+
+Debian 12's xdg-desktop-portal 1.16 offers RemoteDesktop version 1, which takes
+no persist_mode: a remote desktop session asks at every start, and holodesk
+says so (ConsentNeededError, up front when it cannot ask). ScreenCast is
+version 4 there and does keep consent: its restore token is tested here, the
+second session starting with no dialog at all.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from holodesk.platform.wayland.dbus import PortalBus
+from holodesk.platform.wayland.portal import (
+    ConsentNeededError,
+    PortalUnavailableError,
+    RemoteDesktopSession,
+    ScreenCastSession,
+)
+from holodesk.platform.wayland.portal_route import portal_route_status
+from holodesk.platform.wayland.tokens import REMOTE_DESKTOP, SCREENCAST, TokenStore
+from tests.platform.wayland.conftest import start_desktop
+from tests.platform.wayland.desktops import HeadlessDesktop
+from tests.platform.wayland.gnome_person import GnomePerson
+
+pytestmark = pytest.mark.portal_desktop
+
+
+@pytest.fixture(scope="module")
+def desktop() -> Iterator[HeadlessDesktop]:
+    running = start_desktop("mutter")
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def person(desktop: HeadlessDesktop) -> Iterator[GnomePerson]:
+    someone = GnomePerson(desktop)
+    yield someone
+    someone.close()
+
+
+@pytest.fixture
+def tokens(tmp_path: Path) -> TokenStore:
+    return TokenStore(tmp_path / "tokens.json")
+
+
+def test_status_says_a_person_approves_every_start(
+    desktop: HeadlessDesktop, tokens: TokenStore
+) -> None:
+    status = portal_route_status(desktop.bus_address, tokens)
+    assert status.usable, status.problems
+    assert (status.remote_desktop_version, status.screencast_version) == (1, 4)
+    assert not status.persists
+    assert "at every start" in status.approval
+    assert "allow remote interaction, then Share" in status.approval
+
+
+def test_non_interactive_refuses_before_asking(
+    desktop: HeadlessDesktop, person: GnomePerson, tokens: TokenStore
+) -> None:
+    with pytest.raises(ConsentNeededError, match="asks for consent at every session") as caught:
+        RemoteDesktopSession.start(PortalBus(desktop.bus_address), tokens, interactive=False)
+    assert not caught.value.persists
+    assert "Share" in caught.value.fix
+    assert person.find_share_button() is None  # refused before any dialog
+
+
+def test_nobody_answering_is_consent_needed(
+    desktop: HeadlessDesktop, person: GnomePerson, tokens: TokenStore
+) -> None:
+    with pytest.raises(ConsentNeededError, match="nobody answered") as caught:
+        RemoteDesktopSession.start(PortalBus(desktop.bus_address), tokens, consent_timeout_s=3)
+    assert "allow remote control in the dialog" in caught.value.fix
+    # The request is closed when we stop waiting, and the dialog with it.
+    person.wait_until_no_dialog()
+
+
+def test_cancel_is_a_refusal(
+    desktop: HeadlessDesktop, person: GnomePerson, tokens: TokenStore, tmp_path: Path
+) -> None:
+    thread = threading.Thread(target=person.cancel, kwargs={"evidence": tmp_path / "dialog.png"})
+    thread.start()
+    try:
+        with pytest.raises(PortalUnavailableError, match="did not allow remote control") as caught:
+            RemoteDesktopSession.start(PortalBus(desktop.bus_address), tokens, consent_timeout_s=30)
+    finally:
+        thread.join()
+    assert not isinstance(caught.value, ConsentNeededError)
+    assert tokens.get(REMOTE_DESKTOP) is None
+
+
+def test_screencast_restore_token_skips_the_dialog(
+    desktop: HeadlessDesktop, person: GnomePerson, tokens: TokenStore, tmp_path: Path
+) -> None:
+    bus = PortalBus(desktop.bus_address)
+    try:
+        thread = threading.Thread(
+            target=person.share_screen, kwargs={"evidence": tmp_path / "dialog.png"}
+        )
+        thread.start()
+        try:
+            first = ScreenCastSession.monitors(bus, tokens, consent_timeout_s=30)
+        finally:
+            thread.join()
+        token = tokens.get(SCREENCAST)
+        assert token
+        person.wait_until_no_dialog()
+        # Nobody answers now: a dialog would time out (PortalUnavailableError), not return.
+        second = ScreenCastSession.monitors(bus, tokens, consent_timeout_s=10)
+    finally:
+        bus.close()
+    assert first == second
+    assert first is not None
+    assert [(m.x, m.y, m.width, m.height) for m in first] == [(0, 0, desktop.width, desktop.height)]
+    renewed = tokens.get(SCREENCAST)
+    assert renewed
+    assert renewed != token  # single-use: each start hands out the next one
