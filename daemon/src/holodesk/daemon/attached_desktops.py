@@ -277,7 +277,11 @@ class AttachedDesktops:
         self._purge()
         desktop = self._by_name.get(name)
         if desktop is not None and desktop.session_id is not None:
-            return f"a desktop named {name!r} is already attached; choose another name"
+            current = self._lookup(desktop.session_id)
+            if current is not None and current.ended is None:
+                return f"a desktop named {name!r} is already attached; choose another name"
+            # Its session ended and its client came back before the registry said so.
+            self._release(desktop, current)
         if desktop is None or desktop.owner != owner:
             desktop = Desktop(name=name, owner=owner, session_id=context.session_id)
             self._by_name[name] = desktop
@@ -309,10 +313,17 @@ class AttachedDesktops:
 
     def session_left(self, session: Session) -> None:
         """The session left the daemon: its desktop is no longer attached."""
-        desktop = self._by_session.pop(session.session_id, None)
-        if desktop is None:
-            return
-        self._settle_from_session(desktop, session)
+        desktop = self._by_session.get(session.session_id)
+        if desktop is not None:
+            self._release(desktop, session)
+
+    def _release(self, desktop: Desktop, session: Session | None) -> None:
+        """Unbind the desktop from its session, settling or failing what was on it."""
+        session_id = desktop.session_id
+        if session_id is not None:
+            self._by_session.pop(session_id, None)
+        if session is not None:
+            self._settle_from_session(desktop, session)
         desktop.mark_lost("left")
         batch = desktop.in_flight
         if batch is not None:  # its client never reported: say so, for good
@@ -329,7 +340,7 @@ class AttachedDesktops:
             desktop.in_flight = None
         desktop.session_id = None
         desktop.left_at = time.monotonic()
-        log.info("desktop %r left (session %s)", desktop.name, session.session_id)
+        log.info("desktop %r left (session %s)", desktop.name, session_id)
 
     def _settle_from_session(self, desktop: Desktop, session: Session | None = None) -> None:
         """Results the session accepted but no step of the policy saw (the session hit
