@@ -11,6 +11,9 @@ What it serves (contract: protos/holodesk/v1):
 
 - ``holodesk.v1.AgentService``: RunSession streams (one agent run each) and Locate.
 - ``holodesk.v1.ControlService``: list / pause / resume / cancel sessions, server info.
+- ``holodesk.v1.ComputerService``: agents in any language drive desktops that
+  ``holodesk attach`` lent (the ``computer`` policy every daemon serves; roles
+  operator and admin; computer_service.py, docs/computer-api.md).
 - ``grpc.health.v1.Health``: NOT_SERVING until every policy's start() returned
   (model loaded), for "" and for each service name; NOT_SERVING again on shutdown.
 - Server reflection for all of the above, as grpc.reflection.v1 and v1alpha
