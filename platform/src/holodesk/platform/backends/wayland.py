@@ -8,9 +8,10 @@ Python) does, with the user's consent:
   PipeWire ScreenCast stream is not read (see `holodesk.platform.wayland.portal`);
 - input, route "portal": a RemoteDesktop session (GNOME and KDE Plasma offer it),
   consent asked once and remembered through a restore token;
-- input, route "uinput": kernel virtual devices, for compositors whose portal has
-  no RemoteDesktop (wlroots: sway, Hyprland, ...); needs /dev/uinput; types only
-  what a US layout has keys for.
+- input, route "uinput": kernel virtual devices, for compositors that offer
+  neither a RemoteDesktop portal nor the wlroots protocols (those get the wlroots
+  backend: sway, Hyprland, ...); needs /dev/uinput; types only what a US layout
+  has keys for.
 
 The route: the `input` argument, else $HOLODESK_WAYLAND_INPUT, else "auto":
 the portal when it offers RemoteDesktop, else uinput. Auto never falls back when

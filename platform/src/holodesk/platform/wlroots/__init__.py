@@ -12,5 +12,6 @@ protocols/), `connection` (one Wayland connection, its globals and outputs),
 `outputs` (output geometry: logical layout, physical pixels, fractional scales),
 `shm` (shared-memory buffers), `screen` (screencopy), `keymap` (the uploaded xkb
 keymap), `input` (the InputDriver), `probe` (does this compositor offer the
-protocols? for the backend choice).
+protocols? for the backend choice), `route` (which Wayland route a session gets,
+why, and what a person must approve: for `holodesk doctor`).
 """
