@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the scene lives with the tests
 
-from playwright.async_api import async_playwright  # noqa: E402
+from playwright.async_api import ViewportSize, async_playwright  # noqa: E402
 
 from holodesk.platform.web.browser import LAUNCH_FLAGS, find_chromium  # noqa: E402
 from tests.e2e.live_view_scene import live_scene  # noqa: E402
@@ -32,13 +32,12 @@ from tests.support.probe import ProbeApp  # noqa: E402
 from tests.support.xvfb import xvfb  # noqa: E402
 
 OUT = ROOT / "docs" / "images"
-VIEWPORT = {"width": 1360, "height": 900}
+VIEWPORT: ViewportSize = {"width": 1360, "height": 900}
 STEPS_SHOWN = 6
 NOTE = "I closed the dialog myself; go on from the form"
 
 
 async def capture(out_dir: Path) -> list[Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
     written = [out_dir / "live-view.png", out_dir / "live-view-takeover.png"]
     with xvfb() as display, tempfile.TemporaryDirectory() as scratch:
         probe = ProbeApp.start(display, Path(scratch) / "probe.log")
@@ -71,6 +70,7 @@ async def capture(out_dir: Path) -> list[Path]:
 
 def main() -> None:
     out_dir = Path(sys.argv[1]) if len(sys.argv) > 1 else OUT
+    out_dir.mkdir(parents=True, exist_ok=True)
     for path in asyncio.run(capture(out_dir)):
         print(path)
 

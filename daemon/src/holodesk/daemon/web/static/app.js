@@ -229,6 +229,7 @@ Alpine.data("liveView", () => ({
     return detail ? `${s.ended.outcome}: ${detail}` : s.ended.outcome;
   },
   stepLabel(st) { return `Step ${st.step}`; },
+  newestFirst(s) { return [...s.steps].reverse(); },
   resultsText(st) {
     if (!st.results || st.results.length === 0) return "";
     return st.results
