@@ -9,6 +9,8 @@ import asyncio
 
 import grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from holodesk.proto.v1 import action_pb2, agent_pb2, computer_pb2, geometry_pb2
 from tests.daemon.computer_support import (
@@ -204,3 +206,45 @@ async def test_get_frame_with_refresh_asks_the_client_for_a_new_capture() -> Non
         assert response.frame.frame_id == "f2"
         plain = await api.GetFrame(computer_pb2.GetFrameRequest(desktop_id="desk"))
         assert plain.frame.frame_id == "f2"
+
+
+async def test_a_point_off_what_the_client_captures_now_is_refused_and_not_sent() -> None:
+    async with running_daemon([]) as daemon:
+        desk, _ = await attach(daemon, frame=make_frame("f1", 320, 200))
+        api = computer(daemon.channel)
+        call = api.Act(act_request("desk", type_text("t1", "x")))
+        step = await desk.recv()
+        # The client now captures the display to the right of the first one.
+        right = make_frame("f2", 320, 200)
+        right.source.CopyFrom(geometry_pb2.Rect(x=320, y=0, width=320, height=200))
+        await desk.observe_nowait(right, results(step.actions))
+        await asyncio.wait_for(call, GUARD_S)
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await api.Act(act_request("desk", click("c1", 10, 10, frame_id="f1")))
+        assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+        assert "outside what the desktop's client captures now" in (caught.value.details() or "")
+        session = daemon.running.registry.list()[0]
+        assert session.step == 1
+        # Its id was never taken: the same id on a point of the new frame runs.
+        call = api.Act(act_request("desk", click("c1", 10, 10, frame_id="f2")))
+        step = await desk.recv()
+        assert step.actions.actions[0].click.point == geometry_pb2.Point(x=10, y=10)
+        await desk.observe_nowait(make_frame("f3", 320, 200), results(step.actions))
+        assert (await asyncio.wait_for(call, GUARD_S)).results[0].status == (
+            action_pb2.ACTION_STATUS_OK
+        )
+
+
+async def test_reflection_and_health_know_the_computer_service() -> None:
+    async with running_daemon([]) as daemon:
+        reflect = reflection_pb2_grpc.ServerReflectionStub(daemon.channel).ServerReflectionInfo()
+        await reflect.write(reflection_pb2.ServerReflectionRequest(list_services=""))
+        listed = await asyncio.wait_for(reflect.read(), GUARD_S)
+        names = {s.name for s in listed.list_services_response.service}
+        assert "holodesk.v1.ComputerService" in names
+        reflect.cancel()
+        health = health_pb2_grpc.HealthStub(daemon.channel)
+        status = await health.Check(
+            health_pb2.HealthCheckRequest(service="holodesk.v1.ComputerService")
+        )
+        assert status.status == health_pb2.HealthCheckResponse.SERVING
