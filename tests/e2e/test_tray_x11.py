@@ -153,7 +153,7 @@ async def test_every_menu_entry_through_the_docked_icon(
                 await _pump_until(
                     qt_app, lambda: painted_box(x_display, docked) is not None, "it painted"
                 )
-                assert_round(painted_box(x_display, docked))
+                assert_round(painted_box(x_display, docked), docked)
 
                 status = icon.action(controller.status.title)
                 assert not status.isEnabled()
@@ -249,7 +249,7 @@ def test_the_tray_command_docks_and_opens_the_live_view_in_browser(
     try:
         try:
             docked = wait_docked(x_display, APP_CLASS)
-            assert_round(_painted(x_display, docked))
+            assert_round(_painted(x_display, docked), docked)
             # A right click opens the menu; its mnemonic picks Open live view.
             x, y = docked.center
             xdotool("mousemove", str(x), str(y), "click", "3")
@@ -294,7 +294,8 @@ def test_the_icon_docks_into_a_tray_that_starts_after_it_and_again_after_a_resta
             assert "no system tray yet" in process.stderr.readline()
             for _ in range(2):
                 with trayer(xvfb):
-                    assert_round(_painted(x_display, wait_docked(x_display, APP_CLASS)))
+                    docked = wait_docked(x_display, APP_CLASS)
+                    assert_round(_painted(x_display, docked), docked)
             assert process.poll() is None
         finally:
             process.terminate()

@@ -196,12 +196,14 @@ def painted_box(display: Display, icon: Docked) -> tuple[int, int, int, int] | N
     return None if box is None else (box[0], box[1], box[2], box[3])
 
 
-def assert_round(box: tuple[int, int, int, int] | None) -> None:
-    """A round icon drawn at the tray's size: as wide as it is tall, and not a speck."""
+def assert_round(box: tuple[int, int, int, int] | None, icon: Docked) -> None:
+    """A round icon drawn at the tray's size: as wide as it is tall (a stretched oval
+    fills the whole window), and as large as the window's shorter side allows."""
     assert box is not None, "the icon painted nothing"
     left, top, right, bottom = box
-    assert right - left >= 12, box
-    assert abs((right - left) - (bottom - top)) <= 2, f"stretched: {box}"
+    assert abs((right - left) - (bottom - top)) <= 2, f"stretched: {box} in {icon}"
+    side = min(icon.width, icon.height)
+    assert side - 4 <= right - left <= side, f"not drawn at the tray's size: {box} in {icon}"
 
 
 def xdotool(*args: str) -> str:
