@@ -34,6 +34,7 @@ from holodesk.client.tray.controller import TrayController
 from holodesk.client.tray.icon import TrayIcon
 from holodesk.client.tray.state import ServerProfile, TrayState, TrayStatus
 from holodesk.platform.select import open_backend
+from tests.support.dbus_session import private_session_bus
 from tests.support.probe import ProbeApp
 from tests.support.system_tray import (
     GUARD_S,
@@ -52,6 +53,15 @@ from tests.support.tray_daemon import scripted_daemon, watching_script
 pytestmark = [pytest.mark.x11, pytest.mark.e2e]
 # The WM_CLASS Qt gives the icon's window: the application's name.
 APP_CLASS = "holodesk"
+
+
+@pytest.fixture(autouse=True)
+def no_status_notifier_watcher(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A session bus with no StatusNotifierWatcher, whatever the machine's own has:
+    Qt then docks by XEmbed, which these tests are about."""
+    with private_session_bus() as address:
+        monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", address)
+        yield
 
 
 @pytest.fixture
