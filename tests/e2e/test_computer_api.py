@@ -63,6 +63,10 @@ async def test_an_agent_drives_an_attached_desktop_through_the_computer_api(
         )
         assert [status_name(r.status) for r in response.results] == ["ACTION_STATUS_OK"]
         assert response.frame.frame_id == response.frame_id != frame.frame_id
+        # Later frames travel as deltas; the API hands out each as one whole image.
+        later = Image.open(io.BytesIO(response.frame.data)).convert("RGB")
+        assert later.size == image.size
+        assert later.getpixel((round(point.x), round(point.y))) == _rgb(probe.colors["swatch"])
         await asyncio.to_thread(probe.wait_for_event, "command", GUARD_S, widget="ok")
 
         # Text into the entry, any Unicode.
