@@ -85,7 +85,8 @@ def test_a_local_open_daemon_is_reachable_and_needs_no_token() -> None:
     assert "round trip" in detail
     assert "(median of 5)" in detail
     assert found["server info"][0] is Status.OK
-    assert "policies: scripted;" in found["server info"][1]
+    # `computer` (attached desktops, computer.proto) is served by every daemon.
+    assert "policies: scripted, computer;" in found["server info"][1]
     assert "0 active session(s)" in found["server info"][1]
     assert found["auth"][:2] == (Status.OK, "the daemon needs no token from this machine")
     # Same machine, same clock: within the measurement's own uncertainty.
