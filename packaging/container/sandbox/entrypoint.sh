@@ -1,0 +1,187 @@
+#!/bin/bash
+# holodesk sandbox: a throwaway virtual desktop to watch and try holodesk on, seen
+# through noVNC in a browser, so nobody lends holodesk their own desktop.
+#
+# Starts, in order, and waits for each to be up before the next:
+#   1. TigerVNC's Xvnc: the X display and its VNC server in one process (VNC on
+#      loopback only: the browser reaches it through websockify, nothing else does);
+#   2. a window manager (openbox), so windows get frames, focus and stacking;
+#   3. the apps (a terminal, a text editor, a browser: whatever of SANDBOX_APPS is
+#      installed);
+#   4. websockify serving noVNC's page and bridging its WebSocket to the VNC port.
+# Then prints "sandbox ready: <url>" and runs until SIGTERM/SIGINT (docker stop,
+# Ctrl+C), which stops everything it started, newest first, and exits 0. If the X
+# server or websockify dies on its own, the rest is stopped too and it exits 1.
+#
+# With SANDBOX_DEMO=1, `holodesk demo` (the whole stack with the CPU OCR policy, no
+# GPU, no model) runs on this desktop in a terminal once it is up; with
+# HOLODESK_SERVER=host:port set, a terminal opens with `holodesk run --server` ready
+# to type a task against that daemon.
+#
+# Settings (environment):
+#   SANDBOX_DISPLAY       X display (default :1; auto: a free one, picked by Xvnc)
+#   SANDBOX_GEOMETRY      screen size (default 1280x800)
+#   SANDBOX_VNC_PORT      VNC port on loopback (default 5901)
+#   SANDBOX_NOVNC_LISTEN  address noVNC listens on (default 0.0.0.0: the container's)
+#   SANDBOX_NOVNC_PORT    noVNC's HTTP/WebSocket port (default 6080)
+#   SANDBOX_NOVNC_WEB     noVNC's files (default /usr/share/novnc)
+#   SANDBOX_WM            window manager command (default openbox; empty: none)
+#   SANDBOX_APPS          apps to start, separated by ';' (default: xterm; mousepad;
+#                         chromium); a missing one is named and skipped
+#   SANDBOX_START_TIMEOUT seconds each part may take to come up (default 30)
+#   SANDBOX_DEMO          1: run `holodesk demo` on the desktop
+set -euo pipefail
+
+display=${SANDBOX_DISPLAY:-:1}
+geometry=${SANDBOX_GEOMETRY:-1280x800}
+vnc_port=${SANDBOX_VNC_PORT:-5901}
+novnc_listen=${SANDBOX_NOVNC_LISTEN:-0.0.0.0}
+novnc_port=${SANDBOX_NOVNC_PORT:-6080}
+novnc_web=${SANDBOX_NOVNC_WEB:-/usr/share/novnc}
+wm=${SANDBOX_WM-openbox}
+apps=${SANDBOX_APPS-xterm; mousepad; chromium --no-sandbox --no-first-run about:blank}
+timeout_s=${SANDBOX_START_TIMEOUT:-30}
+demo=${SANDBOX_DEMO:-0}
+
+say() { printf 'sandbox: %s\n' "$*"; }
+die() { printf 'sandbox: error: %s\n' "$*" >&2; stop 1; }
+
+started=()   # every pid, oldest first
+core=()      # the ones whose death ends the sandbox
+stopping=0
+
+stop() {
+    local code=${1:-0} index pid
+    if [[ $stopping == 1 ]]; then return; fi
+    stopping=1
+    trap - TERM INT
+    for ((index = ${#started[@]} - 1; index >= 0; index--)); do
+        pid=${started[index]}
+        kill -TERM "$pid" 2>/dev/null || true
+    done
+    for pid in "${started[@]}"; do
+        wait "$pid" 2>/dev/null || true
+    done
+    say "stopped"
+    exit "$code"
+}
+trap 'stop 0' TERM INT
+
+# Poll `$@` until it succeeds, for at most timeout_s seconds.
+wait_for() {
+    local what=$1 deadline=$((SECONDS + timeout_s))
+    shift
+    until "$@" >/dev/null 2>&1; do
+        if ((SECONDS >= deadline)); then die "$what did not come up within ${timeout_s}s"; fi
+        if [[ -n ${watch_pid:-} ]] && ! kill -0 "$watch_pid" 2>/dev/null; then
+            die "$what exited while starting"
+        fi
+        sleep 0.1
+    done
+}
+
+port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
+
+wm_ready() { xprop -root _NET_SUPPORTING_WM_CHECK 2>/dev/null | grep -q 'window id'; }
+
+# Poll `$@` like wait_for, but only report whether it came up in time.
+wait_quietly() {
+    local deadline=$((SECONDS + timeout_s))
+    until "$@"; do
+        if ((SECONDS >= deadline)); then return 1; fi
+        sleep 0.1
+    done
+}
+
+for tool in Xvnc xdpyinfo xprop websockify; do
+    command -v "$tool" >/dev/null || die "$tool is not installed"
+done
+[[ -f $novnc_web/vnc.html ]] || die "no noVNC in $novnc_web (vnc.html missing)"
+
+# 1. The display and its VNC server. "auto": the X server picks a free display
+# number and writes it to -displayfd once it accepts connections.
+xvnc_args=(-geometry "$geometry" -depth 24 -rfbport "$vnc_port" -localhost
+    -SecurityTypes None -AlwaysShared -nolisten tcp -desktop holodesk-sandbox)
+if [[ $display == auto ]]; then
+    number_file=$(mktemp)
+    Xvnc -displayfd 3 "${xvnc_args[@]}" 3>"$number_file" &
+    watch_pid=$!
+    started+=("$watch_pid")
+    core+=("$watch_pid")
+    wait_for "the X server's display number" test -s "$number_file"
+    display=:$(tr -d '[:space:]' <"$number_file")
+    rm -f "$number_file"
+else
+    Xvnc "$display" "${xvnc_args[@]}" &
+    watch_pid=$!
+    started+=("$watch_pid")
+    core+=("$watch_pid")
+fi
+export DISPLAY=$display
+wait_for "the X display $display" xdpyinfo -display "$display"
+wait_for "the VNC port $vnc_port" port_open 127.0.0.1 "$vnc_port"
+say "desktop $display ($geometry) up, VNC on 127.0.0.1:$vnc_port"
+
+# 2. The window manager.
+if [[ -n $wm ]]; then
+    if command -v "${wm%% *}" >/dev/null; then
+        $wm &
+        started+=("$!")
+        # Apps mapped before the WM manages the screen can stay unmanaged (no frame,
+        # unmapped): wait until it says it is there (EWMH _NET_SUPPORTING_WM_CHECK).
+        if wait_quietly wm_ready; then
+            say "window manager: $wm"
+        else
+            say "window manager $wm did not announce itself within ${timeout_s}s; going on"
+        fi
+    else
+        say "window manager ${wm%% *} is not installed: windows will have no frames"
+    fi
+fi
+
+# 3. The apps.
+IFS=';' read -r -a app_list <<<"$apps"
+for app in "${app_list[@]}"; do
+    app=$(echo "$app" | sed -e 's/^ *//' -e 's/ *$//')
+    [[ -z $app ]] && continue
+    if command -v "${app%% *}" >/dev/null; then
+        $app >/dev/null 2>&1 &
+        started+=("$!")
+        say "app: $app"
+    else
+        say "app ${app%% *} is not installed: skipped"
+    fi
+done
+
+# 4. noVNC.
+watch_pid=
+websockify --web "$novnc_web" "$novnc_listen:$novnc_port" "127.0.0.1:$vnc_port" &
+watch_pid=$!
+started+=("$watch_pid")
+core+=("$watch_pid")
+wait_for "noVNC on port $novnc_port" port_open 127.0.0.1 "$novnc_port"
+watch_pid=
+
+if [[ $demo == 1 ]]; then
+    xterm -title "holodesk demo" -hold -e holodesk demo --display "$display" &
+    started+=("$!")
+    say "holodesk demo running on $display"
+elif [[ -n ${HOLODESK_SERVER:-} ]]; then
+    xterm -title "holodesk" -hold -e bash -c \
+        "echo 'holodesk run --server $HOLODESK_SERVER \"your task\"'; exec bash" &
+    started+=("$!")
+fi
+
+say "ready: http://localhost:$novnc_port/vnc.html?autoconnect=1&resize=scale"
+
+# Until a signal (the trap stops everything) or a core process dies on its own.
+while true; do
+    wait -n "${core[@]}" || true
+    for pid in "${core[@]}"; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            printf 'sandbox: error: process %s (%s) exited\n' "$pid" \
+                "$([[ $pid == "${core[0]}" ]] && echo Xvnc || echo websockify)" >&2
+            stop 1
+        fi
+    done
+done
