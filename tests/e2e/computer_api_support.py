@@ -71,12 +71,15 @@ def _read(path: Path | None) -> str:
 
 
 async def wait_listed(
-    api: computer_pb2_grpc.ComputerServiceStub, name: str, errlog: Path
+    api: computer_pb2_grpc.ComputerServiceStub,
+    name: str,
+    errlog: Path,
+    metadata: list[tuple[str, str]] | None = None,
 ) -> computer_pb2.DesktopInfo:
     found: list[computer_pb2.DesktopInfo] = []
 
     async def listed() -> bool:
-        response = await api.ListDesktops(computer_pb2.ListDesktopsRequest())
+        response = await api.ListDesktops(computer_pb2.ListDesktopsRequest(), metadata=metadata)
         found[:] = [d for d in response.desktops if d.desktop_id == name and d.frame_id]
         return bool(found)
 

@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 
 from holodesk.daemon.credentials import Role, new_token, token_entry_toml
-from tests.daemon.support import GUARD_S, running_daemon
+from holodesk.proto.v1 import computer_pb2_grpc
+from tests.daemon.support import GUARD_S, bearer, running_daemon
 from tests.support.probe import ProbeApp
 
-from .computer_api_support import attached, poll
+from .computer_api_support import attached, wait_listed
 
 pytestmark = [pytest.mark.x11, pytest.mark.e2e]
 
@@ -78,11 +79,8 @@ async def test_the_node_client_clicks_a_button_on_an_attached_desktop(
         server = daemon.running.address
         token = ("--token-file", str(tmp_path / "agent.token"))
 
-        async def listed() -> bool:
-            code, events, _ = await _drive("--server", server, *token)
-            return code == 0 and bool(events[0]["desktops"])
-
-        await poll(listed, "node sees the desktop", errlog)
+        api = computer_pb2_grpc.ComputerServiceStub(daemon.channel)
+        await wait_listed(api, "node-desk", errlog, bearer(agent_token))
         ok_x, ok_y = probe.widgets["ok"].center
         saved = tmp_path / "frame.png"
         code, events, err = await _drive(
