@@ -165,6 +165,12 @@ class Desktop:
         self._forget(batch)
         return True
 
+    def reject(self, batch: Batch, error: Exception) -> None:
+        """A queued batch that cannot run (a point off the screen): its caller hears
+        why, and its ids are free again."""
+        self.withdraw(batch)
+        _fail(batch.done, error)
+
     def _forget(self, batch: Batch) -> None:
         for entry in batch.entries:
             if self.store.get(entry.action_id) is entry:

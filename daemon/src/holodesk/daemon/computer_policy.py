@@ -93,9 +93,7 @@ class ComputerPolicy:
             try:
                 kinds = _mapped(batch, context.frame)
             except HolodeskError as error:
-                desktop.withdraw(batch)
-                if not batch.done.done():
-                    batch.done.set_exception(error)
+                desktop.reject(batch, error)
                 continue
             desktop.queue.remove(batch)
             batch.step = context.step
