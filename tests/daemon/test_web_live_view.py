@@ -412,3 +412,62 @@ async def test_after_a_hold_the_fresh_frame_may_be_a_delta_and_replaces_the_held
         second = await stream.recv()
         assert second.actions.step == 2
         assert [f.frame_id for f in policy.contexts[-1].frames] == ["f1", "f3"]
+
+
+async def test_mtls_a_browser_certificate_maps_to_its_client_entry(tmp_path: Path) -> None:
+    ca = CertificateAuthority("holodesk test CA")
+    cert, key = ca.issue("localhost", hosts=("localhost", "127.0.0.1")).write(tmp_path, "server")
+    ca_file = ca.write(tmp_path)
+    admin_cert, admin_key = ca.issue("ops-laptop").write(tmp_path, "ops")
+    agent_cert, agent_key = ca.issue("build-bot").write(tmp_path, "bot")
+    tokens = write_tokens(tmp_path, clients={"ops-laptop": "admin", "build-bot": "agent"})
+    settings = ServerConfig(
+        listen="127.0.0.1:0",
+        web="127.0.0.1:0",
+        tls_cert=str(cert),
+        tls_key=str(key),
+        client_ca=str(ca_file),
+        tokens_file=str(tokens.path),
+    )
+
+    def context(cert_file: Path | None = None, key_file: Path | None = None) -> ssl.SSLContext:
+        made = ssl.create_default_context(cafile=str(ca_file))
+        if cert_file is not None:
+            made.load_cert_chain(cert_file, key_file)
+        return made
+
+    async with serve(settings, policies=[RecordingPolicy([])]) as running:
+        me = web_url(running, "/api/me")
+        async with aiohttp.ClientSession() as http:
+            async with http.get(me, ssl=context(admin_cert, admin_key)) as admin:
+                assert admin.status == 200
+                assert (await admin.json())["principal"] == "cn:ops-laptop"
+            async with http.get(me, ssl=context(agent_cert, agent_key)) as agent:
+                assert agent.status == 403
+            async with http.get(me, ssl=context()) as nobody:  # optional: tokens still work
+                assert nobody.status == 401
+
+
+async def test_a_stream_for_one_session_hears_only_that_session(
+    http: aiohttp.ClientSession,
+) -> None:
+    policy = RecordingPolicy([WAIT] * 4)
+    async with running_daemon([policy], web="127.0.0.1:0") as daemon:
+        watched_stream, watched = await start_session(daemon, "the watched one")
+        other_stream, other = await start_session(daemon, "another one")
+        url = web_url(daemon.running, f"/api/events?session={watched}")
+        async with http.get(url) as response:
+            events = Events(response)
+            kind, snapshot = await events.next()
+            assert kind == "snapshot"
+            assert [s["session_id"] for s in snapshot["sessions"]] == [watched]
+            await observe(other_stream, "o1")
+            await observe(watched_stream, "w1")
+            seen = []
+            while True:
+                kind, data = await events.next()
+                seen.append(data.get("session_id"))
+                if kind == "step":
+                    break
+            assert other not in seen
+            assert set(seen) == {watched}

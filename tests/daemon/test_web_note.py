@@ -4,6 +4,8 @@ prompt carry it into the next model step, once."""
 from __future__ import annotations
 
 import asyncio
+import json
+from pathlib import Path
 
 import grpc
 import pytest
@@ -16,6 +18,8 @@ from holodesk.daemon.frames import EncodedFrame, ImageEncoding
 from holodesk.daemon.geometry import Size
 from holodesk.daemon.policies.base import StepContext
 from holodesk.daemon.policies.model import ModelPolicy
+from holodesk.data.format import ObservationEvent
+from holodesk.data.reader import Recording
 from holodesk.proto.limits import TEXT_CHARS
 from holodesk.proto.v1 import agent_pb2, control_pb2
 from tests.daemon.support import (
@@ -110,3 +114,39 @@ async def test_resume_session_hands_back_with_a_note_over_grpc() -> None:
         second = await stream.observe(make_frame("f3", 64, 48))
         assert second.actions.step == 2
         assert policy.contexts[-1].operator_note == NOTE
+
+
+async def test_a_recording_keeps_the_fresh_frame_and_the_note_of_a_take_over(
+    tmp_path: Path,
+) -> None:
+    """The held screen and the refresh leave a recording readable: step 2's frame is
+    the one taken after the hand-back, and its recorded prompt holds the note."""
+    policy = RecordingPolicy([WAIT, WAIT, WAIT])
+    async with running_daemon([policy], record=True, record_dir=str(tmp_path)) as daemon:
+        stream = daemon.stream()
+        started = await stream.start()
+        sid = started.session_id
+        first = await stream.observe(make_frame("f1", 64, 48))
+        await daemon.control.PauseSession(control_pb2.PauseSessionRequest(session_id=sid))
+        await stream.observe_nowait(make_frame("f2", 64, 48), ok_results(first.actions))
+        await asyncio.wait_for(daemon.running.registry.get(sid).held.wait(), GUARD_S)
+        await daemon.control.ResumeSession(
+            control_pb2.ResumeSessionRequest(session_id=sid, note=NOTE)
+        )
+        assert not (await stream.recv()).actions.actions
+        second = await stream.observe(make_frame("f3", 64, 48))
+        await stream.observe(make_frame("f4", 64, 48), ok_results(second.actions))
+        await daemon.control.CancelSession(control_pb2.CancelSessionRequest(session_id=sid))
+    recording = Recording.open(tmp_path / started.recording_id)
+    steps = {step.step: step for step in recording.steps()}
+    assert steps[1].frame is not None
+    assert steps[1].frame.frame_id == "f1"
+    step2 = steps[2]
+    assert step2.frame is not None
+    assert step2.frame.frame_id == "f3"
+    assert step2.actions is not None
+    assert step2.actions.prompt is not None
+    assert NOTE in json.dumps([m.model_dump() for m in step2.actions.prompt])
+    # The refresh answered no step: step 1's results are the real ones, recorded once.
+    observations = [e for e in recording.events() if isinstance(e, ObservationEvent)]
+    assert [o.step for o in observations] == [1, 2]
