@@ -58,6 +58,15 @@ async def test_the_page_watches_pauses_takes_over_and_stops_a_session(
         page.set_default_timeout(PAGE_TIMEOUT_MS)
         errors: list[str] = []
         page.on("pageerror", lambda error: errors.append(str(error)))
+        # Console errors besides failed requests (counted below): CSP violations, above all.
+        page.on(
+            "console",
+            lambda m: (
+                errors.append(m.text)
+                if m.type == "error" and not m.text.startswith("Failed to load resource")
+                else None
+            ),
+        )
         failed: list[tuple[int, str]] = []
         page.on(
             "response",

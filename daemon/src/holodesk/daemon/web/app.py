@@ -22,7 +22,6 @@ CSP build needs no eval), no framing, no inline script.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import ssl
@@ -310,8 +309,8 @@ async def _pump(response: web.StreamResponse, viewer: Viewer, hub: LiveHub) -> N
             await _send(response, getter.result())
             while not viewer.queue.empty():  # drain what piled up in one go
                 await _send(response, viewer.queue.get_nowait())
-    except (ConnectionResetError, asyncio.CancelledError):
-        pass  # the browser left, or the daemon is stopping
+    except ConnectionResetError:
+        pass  # the browser left
     finally:
         for waiter in stop:
             waiter.cancel()
@@ -343,8 +342,7 @@ class WebServer:
 
     async def stop(self) -> None:
         self.hub.detach()  # ends every event stream
-        with contextlib.suppress(asyncio.CancelledError):
-            await self.runner.cleanup()
+        await self.runner.cleanup()
 
 
 def ssl_context(config: ServerConfig) -> ssl.SSLContext | None:
