@@ -265,3 +265,15 @@ def test_the_reply_format_round_trips() -> None:
     assert read_reply(text).calls == (ToolCall("navigate", '{"url": "x"}', "id9"),)
     with pytest.raises(ValueError, match="not a tool reply"):
         read_reply('{"thought": "x"}')
+
+
+def test_a_located_element_is_read_from_a_point_or_a_call() -> None:
+    nemotron, hdesktop = dialect("nemotron-tools"), dialect("hdesktop-tools")
+    geo = nemotron.geometry(FRAME)
+    assert nemotron.parse_location('{"coordinate": [0.5, 0.25]}', geo).point == Point(960, 270)
+    click = reply("computer", {"actions": [{"action": "left_click", "coordinate": [1, 1]}]})
+    assert nemotron.parse_location(click, geo).point == Point(1920, 1080)
+    hgeo = hdesktop.geometry(FRAME)
+    assert hdesktop.parse_location('{"x": 500, "y": 1000}', hgeo).point == Point(960, 1080)
+    with pytest.raises(DialectParseError):
+        nemotron.parse_location(reply("terminate", {"status": "success", "answer": ""}), geo)
