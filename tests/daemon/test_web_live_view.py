@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import logging
 import ssl
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -103,8 +104,12 @@ def test_a_non_loopback_web_address_needs_tls_and_tokens(tmp_path: Path) -> None
 
 
 def test_bad_web_addresses_are_refused_clearly() -> None:
-    with pytest.raises(ValueError, match=r"--web 'nonsense' is not HOST:PORT"):
+    with pytest.raises(ValueError, match=r"--web 'nonsense' is not HOST:PORT or PORT"):
         ServerConfig(web="nonsense")
+    with pytest.raises(ValueError, match=r"is not HOST:PORT or PORT"):
+        ServerConfig(web="127.0.0.1:99999")
+    assert ServerConfig(web="50080").web_address == ("127.0.0.1", 50080)
+    assert ServerConfig(web="[::1]:50080").web_address == ("::1", 50080)
     with pytest.raises(ValueError, match=r"needs --tokens-file"):
         ServerConfig(listen="unix:/tmp/holodesk-test.sock", web="127.0.0.1:0")
 
@@ -146,7 +151,10 @@ async def test_tokens_are_required_and_only_admin_may_look(
             assert escape.status == 404
 
 
-async def test_cookie_login_logout_and_revocation(tmp_path: Path) -> None:
+async def test_cookie_login_logout_and_revocation(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
     tokens = write_tokens(tmp_path, boss="admin", runner="agent")
     async with (
         running_daemon(
@@ -180,6 +188,9 @@ async def test_cookie_login_logout_and_revocation(tmp_path: Path) -> None:
         async with http.get(me) as revoked:
             assert revoked.status == 401
             assert "no longer" in (await revoked.json())["error"]
+    assert "live view: token:boss logged in" in caplog.text
+    for token in tokens.by_name.values():  # refused or accepted, never logged
+        assert token not in caplog.text
 
 
 async def test_logout_ends_the_login(tmp_path: Path) -> None:

@@ -248,10 +248,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--web",
         default="",
         metavar="HOST:PORT",
-        help="serve the live view at http(s)://HOST:PORT/: sessions, their screens and "
-        "steps as they happen, pause, resume, stop and take over (the gRPC port's TLS "
-        "and --tokens-file apply; a non-loopback HOST needs them or --insecure); "
-        "default: off",
+        help="serve the live view at http(s)://HOST:PORT/ (a bare PORT: on 127.0.0.1): "
+        "sessions, their screens and steps as they happen, pause, resume, stop and take "
+        "over (the gRPC port's TLS and --tokens-file apply; a non-loopback HOST needs "
+        "them or --insecure); default: off",
     )
     return parser
 

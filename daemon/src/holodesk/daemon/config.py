@@ -240,11 +240,15 @@ class ServerConfig:
         """(host, port) of the live view; None when it is off."""
         if not self.web:
             return None
+        text = self.web.strip()
+        if text.isdigit() and int(text) <= 65535:
+            return "127.0.0.1", int(text)  # a bare PORT: on loopback, like --metrics-address
         try:
-            host, port = split_listen(self.web)
+            host, port = split_listen(text)
         except ValueError:
             raise ValueError(
-                f"--web {self.web!r} is not HOST:PORT (e.g. 127.0.0.1:8080; [::1]:8080 for IPv6)"
+                f"--web {self.web!r} is not HOST:PORT or PORT (e.g. 127.0.0.1:50080; "
+                "[::1]:50080 for IPv6)"
             ) from None
         return host.strip("[]"), port
 
