@@ -14,9 +14,13 @@ tie rules decide, and the test says which and why.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import importlib.util
 import io
 import json
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -37,7 +41,7 @@ from holodesk.daemon.policies.base import StepContext
 from holodesk.daemon.policies.model import ModelPolicy
 from holodesk.daemon.policies.registry import create_policy
 from tests.support.dialect_standins import answering_in, garbage, target_in_model_space
-from tests.support.openai_server import OpenAIServer
+from tests.support.openai_server import Answer, OpenAIServer
 from tests.support.tiny_models import build_tiny_nemotron_vl, tiny_nemotron_vl_for_transformers
 from tests.support.vllm_server import free_port
 
@@ -294,3 +298,67 @@ def test_auto_and_a_dialect_file_are_a_usage_error(capsys: pytest.CaptureFixture
     )
     assert status == Exit.USAGE
     assert "--dialect auto chooses the dialect" in capsys.readouterr().err
+
+
+@contextlib.contextmanager
+def server_in_a_thread(answer: Answer) -> Iterator[str]:
+    """A stand-in server on its own event loop, for the CLI's own asyncio.run."""
+    loop = asyncio.new_event_loop()
+    started: concurrent.futures.Future[tuple[str, asyncio.Event]] = concurrent.futures.Future()
+
+    async def serve() -> None:
+        stop = asyncio.Event()
+        async with OpenAIServer(answer=answer) as server:
+            started.set_result((server.base_url, stop))
+            await stop.wait()
+
+    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
+    thread.start()
+    base_url, stop = started.result(timeout=30)
+    try:
+        yield base_url
+    finally:
+        loop.call_soon_threadsafe(stop.set)
+        thread.join(30)
+        loop.close()
+
+
+def test_the_cli_writes_the_winner_where_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    output = tmp_path / "out" / "winner.toml"
+    with server_in_a_thread(answering_in("uitars1.0")) as base_url:
+        status = main(
+            [
+                "model",
+                "check",
+                "--model",
+                "tiny",
+                "--engine",
+                "openai",
+                "--dialect",
+                "auto",
+                "--no-template",
+                "--policy-opt",
+                f"base_url={base_url}",
+                "--dialect-out",
+                str(output),
+            ]
+        )
+    out = capsys.readouterr().out
+    assert status == Exit.OK, out
+    assert 'base = "uitars1.0"' in output.read_text()
+    assert "#   uitars1.0    2/2     2/2" in output.read_text()
+    assert load_dialect(output).name == "uitars1.0"
+    assert f"dialect_file={output}" in out
+    with server_in_a_thread(garbage) as base_url:
+        status = main(
+            [
+                *("model", "check", "--model", "tiny", "--engine", "openai"),
+                *("--dialect", "auto", "--no-template", "--policy-opt", f"base_url={base_url}"),
+                *("--dialect-out", str(tmp_path / "none.toml")),
+            ]
+        )
+    assert status == Exit.FAILED
+    assert not (tmp_path / "none.toml").exists()
+    assert "NO WINNER" in capsys.readouterr().out
