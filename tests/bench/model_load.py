@@ -861,8 +861,8 @@ def add_model_shaped_args(parser: Any) -> None:
     parser.add_argument(
         "--decoded-screens-mb",
         type=int,
-        help="the daemons' --decoded-screens-mb (default: theirs); ~6 MiB per active 1080p "
-        "session keeps every session's screen decoded",
+        help="the daemons' --decoded-screens-mb (default: theirs); packed, a 1080p screen "
+        "of this benchmark's text is ~0.3 MiB",
     )
     parser.add_argument(
         "--processor-cache-items",

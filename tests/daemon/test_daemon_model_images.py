@@ -164,22 +164,6 @@ def test_an_unchanged_screen_shares_its_bases_bytes_and_content_key() -> None:
     assert same.__dict__["content_key"] == key  # carried over, not computed again
 
 
-def test_decoded_screens_keep_within_their_bytes_and_hand_out_copies() -> None:
-    screens = DecodedScreens(max_bytes=2 * 64 * 48 * 3)
-    first, second, third = (noise(64, 48, seed) for seed in (1, 2, 3))
-    screens.keep("a", first)
-    screens.keep("b", second)
-    copy = screens.copy_of("a")
-    assert copy is not None
-    assert copy is not first
-    copy.paste((0, 0, 0), (0, 0, 10, 10))  # painting the copy leaves the kept one as it was
-    assert np.array_equal(np.asarray(screens.copy_of("a")), np.asarray(first))
-    screens.keep("c", third)  # over the bound: "b", the least recently used, goes
-    assert screens.copy_of("b") is None
-    assert screens.bytes == 2 * 64 * 48 * 3
-    assert DecodedScreens(max_bytes=100).copy_of("a") is None
-
-
 @pytest.mark.parametrize(("cache_bytes", "decoded_bases"), [(256 << 20, 1), (0, 3)])
 async def test_a_delta_on_the_screen_rebuilt_last_paints_on_it_without_decoding_it(
     monkeypatch: pytest.MonkeyPatch, cache_bytes: int, decoded_bases: int

@@ -1,88 +1,254 @@
-"""The pixels of the screens most recently rebuilt from deltas, by content.
+"""The pixels of each session's newest screen, by content: packed for all, raw for a few.
 
-A session's next delta is painted on the screen its previous step rebuilt. Without
-this, every changed step decoded that base again (15-40 ms at 1080p) although the
-daemon had its pixels a moment before. The cache is shared by all sessions and
-bounded in bytes (a 1080p screen is 2 MiB indexed, 6 MiB RGB), and holds one screen
-per session (a rebuilt screen supersedes its base): while it holds every active
-session's screen, the base is always here; with more sessions, the least recently
-rebuilt screens go and a delta on one decodes it, as before. Policies read their
-model images from here too (StepContext.decoded), so a screen's decoded pixels live
-in this one bounded place, however many steps are in flight (besides the one screen
-each worker thread last decoded: frame_pixels.decode): never a session's own
-memory, and never a model image's (those load lazily).
+A session's next delta is painted on the screen its previous step rebuilt, and the
+policy makes its model images from those pixels. Without this, every changed step
+decoded that base again (~25 ms at 1080p) although the daemon had its pixels a
+moment before. Two tiers, both shared by all sessions and bounded in bytes:
+
+- packed (packed_screens.py): every kept screen, its raw pixels zstd-compressed in
+  bands of rows, ~200 KiB for a 1080p screen of text (a raw one is 6 MiB RGB,
+  2 MiB indexed). A rebuilt screen is packed from the one it was painted on,
+  compressing only the bands its patches touched, so keeping it costs a fraction
+  of a millisecond, and unpacking one costs ~3 ms. This is what lets a thousand
+  sessions' screens stay decoded in a few hundred MiB;
+- hot: the most recently kept or read screens as images, so a handful of busy
+  sessions (and the policy reading the screen its step just rebuilt) pay no unpack.
+
+A session's few newest screens (SCREENS_PER_SESSION): its history window, which an
+engine whose processor cache lost them (vLLM's holds a few hundred screens, far
+fewer than a thousand sessions' windows) asks to see again. Consecutive screens of
+a session share the bands no step touched, and those are counted once, so a
+session's window weighs about one packed screen. Past the packed budget, the least
+recently used screens go and a read of one decodes its chain, as before.
+
+Policies read their model images from here too (StepContext.decoded), so a screen's
+decoded pixels live in this one bounded place however many steps are in flight
+(besides the one screen each worker thread last decoded: frame_pixels.decode):
+never a session's own memory, and never a model image's.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable
 
 from PIL import Image
 
+from holodesk.daemon import packed_screens
+from holodesk.daemon.packed_screens import PackedScreen
+
 MIB = 1024 * 1024
-# A 1080p screen of many colours is 6 MiB decoded: 128 active sessions' screens (the
-# model is chosen for 100 per GPU); 384 of screens of few colours (2 MiB, indexed).
-DEFAULT_MAX_BYTES = 768 * MIB
+# Packed screens of all sessions: ~2,500 1080p screens of text, ~250 of photos
+# (packed, a photo is nearly its raw size).
+DEFAULT_MAX_BYTES = 512 * MIB
+# Raw screens: 16 of 1080p in RGB, 48 indexed; enough that one to ten sessions never
+# unpack, small beside the packed tier.
+DEFAULT_HOT_BYTES = 96 * MIB
+# A history window of three (holotron's) and the screen the next delta paints on.
+SCREENS_PER_SESSION = 4
 
 
 class DecodedScreens:
-    def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(
+        self,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        hot_bytes: int | None = None,
+        screens_per_session: int = SCREENS_PER_SESSION,
+    ) -> None:
+        """`max_bytes`: the packed tier's budget (0 keeps nothing); `hot_bytes`: the raw
+        tier's, at most `max_bytes` (default DEFAULT_HOT_BYTES, or `max_bytes` if less);
+        `screens_per_session`: how many screens of one chain of deltas stay."""
         if max_bytes < 0:
             raise ValueError(f"max_bytes must be 0 or more, got {max_bytes}")
+        if hot_bytes is not None and hot_bytes < 0:
+            raise ValueError(f"hot_bytes must be 0 or more, got {hot_bytes}")
+        if screens_per_session < 1:
+            raise ValueError(f"screens_per_session must be 1 or more, got {screens_per_session}")
+        self.screens_per_session = screens_per_session
         self.max_bytes = max_bytes
+        self.hot_bytes = min(max_bytes, DEFAULT_HOT_BYTES if hot_bytes is None else hot_bytes)
         self._lock = threading.Lock()
-        self._images: OrderedDict[str, Image.Image] = OrderedDict()
-        self._bytes = 0
+        self._packed: OrderedDict[str, PackedScreen] = OrderedDict()
+        self._hot: OrderedDict[str, Image.Image] = OrderedDict()
+        # A screen -> the one it was painted on (its session's chain, newest first).
+        self._painted_on: dict[str, str] = {}
+        # ... and the other way: a screen -> the one painted on it.
+        self._painted_next: dict[str, str] = {}
+        # Bands shared by the screens of a chain, counted once: id -> [users, bytes].
+        self._bands: dict[int, list[int]] = {}
+        self._packed_bytes = 0
+        self._hot_bytes = 0
         self.hits = 0
         self.misses = 0
+        self.unpacks = 0
 
     @property
     def bytes(self) -> int:
-        return self._bytes
+        """What both tiers hold: the packed screens' bytes plus the raw screens'."""
+        return self._packed_bytes + self._hot_bytes
+
+    def __contains__(self, content_key: str) -> bool:
+        with self._lock:
+            return content_key in self._packed
 
     def peek(self, content_key: str) -> Image.Image | None:
-        """The kept image itself, to read (a model image made from it): never paint it."""
+        """The screen's pixels, to read (a model image made from them): never paint them."""
         with self._lock:
-            image = self._images.get(content_key)
+            image = self._hot.get(content_key)
             if image is not None:
-                self._images.move_to_end(content_key)
-            return image
+                self._touch(content_key)
+                return image
+            packed = self._packed.get(content_key)
+            near = self._hot_neighbour(content_key)
+        if packed is None:
+            return None
+        image = self._unpacked(packed, near)
+        with self._lock:
+            if content_key in self._packed:  # not dropped meanwhile
+                self._touch(content_key)
+                self._hold_hot(content_key, image)
+        return image
 
     def copy_of(self, content_key: str) -> Image.Image | None:
-        """A copy to paint on (the kept image may be a policy's model image too)."""
+        """An image of the caller's own, to paint on (the kept one may be a policy's
+        model image too)."""
         with self._lock:
-            image = self._images.get(content_key)
-            if image is None:
+            image = self._hot.get(content_key)
+            packed = self._packed.get(content_key)
+            if packed is None:
                 self.misses += 1
                 return None
-            self._images.move_to_end(content_key)
             self.hits += 1
-        return image.copy()
+            self._touch(content_key)
+            near = None if image is not None else self._hot_neighbour(content_key)
+        return image.copy() if image is not None else self._unpacked(packed, near)
 
-    def keep(self, content_key: str, image: Image.Image, supersedes: str = "") -> None:
+    def keep(
+        self,
+        content_key: str,
+        image: Image.Image,
+        supersedes: str = "",
+        changed_rows: Iterable[tuple[int, int]] | None = None,
+    ) -> None:
         """Keep the image as it is: nobody may paint on it afterwards.
 
-        `supersedes`: the screen this one was painted on, dropped now: a session's
-        next delta paints on its newest screen, so one screen per session is what
-        keeps every changed step from decoding (and the cache holds twice as many
-        sessions as it would keeping both)."""
-        size = _size(image)
+        `supersedes`: the screen this one was painted on; it and the older screens
+        of its chain go once `screens_per_session` newer ones are kept (a session's
+        next delta paints on its newest screen, and its window reads a few more).
+        `changed_rows`: the (top, bottom) spans in which this image differs from
+        `supersedes`, so only those bands are packed again; None: pack it all."""
+        if not packed_screens.packable(image) or self.max_bytes == 0:
+            return
         with self._lock:
-            if supersedes and supersedes != content_key:
-                dropped = self._images.pop(supersedes, None)
-                if dropped is not None:
-                    self._bytes -= _size(dropped)
-            if size > self.max_bytes:
+            if content_key in self._packed:
+                self._touch(content_key)
                 return
-            if content_key in self._images:
-                self._images.move_to_end(content_key)
+            base = self._packed.get(supersedes) if supersedes else None
+        if base is not None and changed_rows is not None:
+            packed = packed_screens.repack(image, base, changed_rows)
+        else:
+            packed = packed_screens.pack(image)
+        with self._lock:
+            if content_key in self._packed:  # kept by another thread meanwhile
                 return
-            self._images[content_key] = image
-            self._bytes += size
-            while self._bytes > self.max_bytes:
-                _, evicted = self._images.popitem(last=False)
-                self._bytes -= _size(evicted)
+            self._packed[content_key] = packed
+            self._count_in(packed)
+            if supersedes in self._packed:
+                self._painted_on[content_key] = supersedes
+                self._painted_next[supersedes] = content_key
+                self._retire_older(content_key)
+            while self._packed_bytes > self.max_bytes:
+                self._drop_locked(next(iter(self._packed)))
+            if content_key in self._packed:
+                self._hold_hot(content_key, image)
+
+    def _unpacked(
+        self, packed: PackedScreen, near: tuple[Image.Image, PackedScreen] | None
+    ) -> Image.Image:
+        self.unpacks += 1
+        if near is not None:
+            return packed_screens.unpack_near(packed, *near)
+        return packed_screens.unpack(packed)
+
+    def _hot_neighbour(self, content_key: str) -> tuple[Image.Image, PackedScreen] | None:
+        """A screen of the same chain held raw (and its packed form), newer ones first:
+        an older screen of a window is then the newest with a band or two unpacked
+        (~1 ms), not a whole unpack (~4 ms)."""
+        for links in (self._painted_next, self._painted_on):
+            key = content_key
+            for _ in range(self.screens_per_session):
+                following = links.get(key)
+                if following is None:
+                    break
+                key = following
+                image = self._hot.get(key)
+                if image is not None:
+                    return image, self._packed[key]
+        return None
+
+    def _touch(self, content_key: str) -> None:
+        self._packed.move_to_end(content_key)
+        if content_key in self._hot:
+            self._hot.move_to_end(content_key)
+
+    def _hold_hot(self, content_key: str, image: Image.Image) -> None:
+        size = _size(image)
+        if size > self.hot_bytes or content_key in self._hot:
+            return
+        self._hot[content_key] = image
+        self._hot_bytes += size
+        while self._hot_bytes > self.hot_bytes:
+            _, gone = self._hot.popitem(last=False)
+            self._hot_bytes -= _size(gone)
+
+    def _retire_older(self, newest: str) -> None:
+        """Drop the screen `screens_per_session` back along `newest`'s chain."""
+        key = newest
+        for _ in range(self.screens_per_session - 1):
+            before = self._painted_on.get(key)
+            if before is None:
+                return
+            key = before
+        oldest = self._painted_on.pop(key, None)
+        if oldest is not None:
+            self._drop_locked(oldest)
+
+    def _drop_locked(self, content_key: str) -> None:
+        packed = self._packed.pop(content_key, None)
+        if packed is not None:
+            self._count_out(packed)
+        before = self._painted_on.pop(content_key, None)
+        if before is not None and self._painted_next.get(before) == content_key:
+            del self._painted_next[before]
+        after = self._painted_next.pop(content_key, None)
+        if after is not None and self._painted_on.get(after) == content_key:
+            del self._painted_on[after]
+        self._drop_hot(content_key)
+
+    def _count_in(self, packed: PackedScreen) -> None:
+        for band in packed.bands:
+            users = self._bands.get(id(band))
+            if users is None:
+                self._bands[id(band)] = [1, len(band)]
+                self._packed_bytes += len(band)
+            else:
+                users[0] += 1
+        self._packed_bytes += len(packed.palette)
+
+    def _count_out(self, packed: PackedScreen) -> None:
+        for band in packed.bands:
+            users = self._bands[id(band)]
+            users[0] -= 1
+            if users[0] == 0:
+                del self._bands[id(band)]
+                self._packed_bytes -= len(band)
+        self._packed_bytes -= len(packed.palette)
+
+    def _drop_hot(self, content_key: str) -> None:
+        image = self._hot.pop(content_key, None)
+        if image is not None:
+            self._hot_bytes -= _size(image)
 
 
 def _size(image: Image.Image) -> int:

@@ -208,7 +208,8 @@ def rebuild(
     if _chain_too_long(frame):
         frame = frame_pixels.encoded_as(frame, canvas)
     if decoded is not None:
-        decoded.keep(frame.content_key, canvas, supersedes=base.content_key)
+        rows = ((p.rect.y, p.rect.y + p.rect.height) for p in delta.patches)
+        decoded.keep(frame.content_key, canvas, supersedes=base.content_key, changed_rows=rows)
     return frame
 
 

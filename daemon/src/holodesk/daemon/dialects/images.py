@@ -70,9 +70,9 @@ def _load(
 ) -> Image.Image:
     kept = decoded(frame.content_key) if decoded is not None else None
     # Engines read pixels and never paint on them, so the shared images both places
-    # hand out (a kept screen, a thread's last decode) are safe to pass on; a kept
-    # screen is still copied, as it is the one the next delta's copy is made from.
-    rgb = frame_pixels.decode(frame) if kept is None else kept.convert("RGB")
+    # hand out (a kept screen, a thread's last decode) are passed on as they are: a
+    # copy of a 1080p screen is ~1 ms, and the next delta paints on a copy of its own.
+    rgb = frame_pixels.decode(frame) if kept is None else kept
     if rgb.mode != "RGB":
         rgb = rgb.convert("RGB")
     if size is None or rgb.size == size:
