@@ -265,13 +265,22 @@ def test_stand_ins_write_each_format_in_its_own_coordinates() -> None:
     assert (round(pixels.x, 2), round(pixels.y, 2)) == (423.28, 405.72)
 
 
+@pytest.fixture(scope="module")
+def tiny_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny Holotron-architecture checkpoint as transformers loads it (random
+    weights; its processor: one image token per 32 px patch)."""
+    tiny = build_tiny_nemotron_vl(tmp_path_factory.mktemp("tiny"))
+    return tiny_nemotron_vl_for_transformers(tiny, tmp_path_factory.mktemp("tiny-tf"))
+
+
 @needs_transformers
 @pytest.mark.timeout(300)
-async def test_the_processor_of_the_checkpoint_breaks_the_tie(tmp_path: Path) -> None:
+async def test_the_processor_of_the_checkpoint_breaks_the_tie(
+    tiny_folder: Path, tmp_path: Path
+) -> None:
     """With the checkpoint's processor (the tiny model's: one token per 32 px
     patch, Qwen3-VL's rule and holo's), its count decides between holo and holotron."""
-    tiny = build_tiny_nemotron_vl(tmp_path / "tiny")
-    folder = tiny_nemotron_vl_for_transformers(tiny, tmp_path / "tf")
+    folder = tiny_folder
     async with OpenAIServer(answer=answering_in("holotron")) as server:
         options = CheckOptions(
             model="tiny",
@@ -362,3 +371,33 @@ def test_the_cli_writes_the_winner_where_asked(
     assert status == Exit.FAILED
     assert not (tmp_path / "none.toml").exists()
     assert "NO WINNER" in capsys.readouterr().out
+
+
+@needs_transformers
+@pytest.mark.timeout(300)
+async def test_a_real_checkpoint_in_process_that_speaks_no_format(
+    tiny_folder: Path, tmp_path: Path
+) -> None:
+    """The tiny checkpoint run in process (the transformers engine, started once for
+    every dialect, tool-calling ones included, their tools rendered by its chat
+    template): random weights write no format, so no winner and no file, and every
+    failure is a parse failure, not an engine one."""
+    options = CheckOptions(
+        model=str(tiny_folder),
+        engine="transformers",
+        policy_options={"trust_remote_code": "true", "device": "cpu", "max_new_tokens": "8"},
+    )
+    out = io.StringIO()
+    output = tmp_path / "d.toml"
+    result = await run_auto(options, output, out=out)
+    assert result.exit == Exit.FAILED, out.getvalue()
+    assert not output.exists()
+    assert result.ranking is not None
+    assert {s.dialect for s in result.ranking.scores} == set(dialect_names())
+    for score in result.ranking.scores:
+        assert len(score.trials) == 2
+        assert all(t.engine_error is None for t in score.trials), score
+        assert all(t.parse_error for t in score.trials), score
+        assert score.template_problems == (), score
+        assert score.processor_gap is not None
+    assert "NO WINNER" in out.getvalue().splitlines()[-1]
