@@ -11,7 +11,7 @@ import contextlib
 import pytest
 
 from holodesk.client import cli
-from holodesk.client.attach_command import attach
+from holodesk.client.attach.command import attach
 from holodesk.client.exit_codes import ExitCode
 from holodesk.client.safety.settings import SafetySettings
 from holodesk.client.session import SessionOptions

@@ -15,10 +15,10 @@ from dataclasses import replace
 import pytest
 
 from holodesk.client import actions as a
-from holodesk.client import run_command
 from holodesk.client.events import Outcome
 from holodesk.client.halt import Halt
-from holodesk.client.run_command import session_options
+from holodesk.client.run import command as run_command
+from holodesk.client.run.command import session_options
 from holodesk.client.safety import SafetyGuard, SafetySettings
 from holodesk.client.session import SessionOptions, run_session
 from holodesk.platform.backends import fake

@@ -9,7 +9,7 @@ import pytest
 
 from holodesk.client.cli import build_parser, load_commands, main
 from holodesk.client.exit_codes import ExitCode
-from holodesk.client.service_command import run
+from holodesk.client.service.command import run
 from holodesk.platform.services.spec import ServiceSpec, ServiceStatus
 from holodesk.proto.defaults import DEFAULT_ADDRESS
 

@@ -21,8 +21,8 @@ from collections.abc import Callable
 import pytest
 from rich.console import Console
 
+from holodesk.client.doctor.command import render
 from holodesk.client.doctor.findings import Finding, Status
-from holodesk.client.doctor_command import render
 from holodesk.client.shown import shown
 from holodesk.client.tray.state import TrayState, TrayStatus
 from holodesk.proto.v1 import action_pb2, agent_pb2

@@ -189,7 +189,7 @@ def _crash(*_: object, **__: object) -> NoReturn:
         ("holodesk.platform.backends.fake.FakeScreen.grab", "capture"),
         ("holodesk.platform.backends.fake.FakeInput.cursor_position", "input"),
         ("holodesk.client.doctor.machine.HotkeyListener.start", "e-stop hotkey"),
-        ("holodesk.client.doctor_command.check_daemon", "daemon"),
+        ("holodesk.client.doctor.command.check_daemon", "daemon"),
     ],
 )
 def test_a_check_that_crashes_is_a_finding_and_the_next_checks_still_run(

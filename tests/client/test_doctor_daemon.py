@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from holodesk.client.cli import main
+from holodesk.client.doctor.command import check_remote, configure
 from holodesk.client.doctor.daemon import clock_finding
 from holodesk.client.doctor.findings import Status
-from holodesk.client.doctor_command import check_remote, configure
 from holodesk.daemon.config import ServerConfig
 from holodesk.daemon.policies.base import Policy
 from holodesk.daemon.server import serve

@@ -14,10 +14,10 @@ import pytest
 from holodesk.client.cli import build_parser, load_commands
 from holodesk.client.safety.settings import SafetySettings
 from holodesk.client.session import SessionOptions
+from holodesk.client.tray.command import chosen_servers
 from holodesk.client.tray.controller import TrayController
 from holodesk.client.tray.menu import MenuEntry, menu_entries
 from holodesk.client.tray.state import ServerProfile, TrayState, TrayStatus
-from holodesk.client.tray_command import chosen_servers
 from holodesk.platform.backends import fake
 from holodesk.platform.base import MouseButton
 from holodesk.platform.errors import BackendUnavailableError

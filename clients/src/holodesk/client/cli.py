@@ -25,16 +25,16 @@ from holodesk.client.exit_codes import ExitCode
 from holodesk.client.shown import shown
 
 COMMAND_MODULES: tuple[str, ...] = (
-    "holodesk.client.run_command",
+    "holodesk.client.run.command",
     "holodesk.client.demo.command",
-    "holodesk.client.service_command",
-    "holodesk.client.tray_command",
-    "holodesk.client.export_command",
-    "holodesk.client.report_command",
-    "holodesk.client.replay_command",
-    "holodesk.client.doctor_command",
-    "holodesk.client.locate_command",
-    "holodesk.client.attach_command",
+    "holodesk.client.service.command",
+    "holodesk.client.tray.command",
+    "holodesk.client.export.command",
+    "holodesk.client.report.command",
+    "holodesk.client.replay.command",
+    "holodesk.client.doctor.command",
+    "holodesk.client.locate.command",
+    "holodesk.client.attach.command",
 )
 ENTRY_POINT_GROUP = "holodesk.commands"
 

@@ -297,7 +297,7 @@ class ActionExecutor:
             return lambda: navigator.navigate(url)
         # A desktop: focus the front browser's address bar, type the URL, go.
         driver = self._input
-        address_bar = ["meta" if self._backend.os == "darwin" else "ctrl", "l"]
+        address_bar = [self._backend.primary_modifier, "l"]
 
         def type_into_address_bar() -> None:
             driver.key_chord(address_bar)

@@ -412,6 +412,13 @@ class Backend:
         "refused: check the OS's screen-capture permission for this program"
     )
 
+    @property
+    def primary_modifier(self) -> str:
+        """The modifier of the target's everyday shortcuts (copy, the address bar):
+        Command ("meta") on macOS, Ctrl elsewhere. The platform layer knows the OS so
+        that callers never have to."""
+        return "meta" if self.os == "darwin" else "ctrl"
+
     def close(self) -> None:
         try:
             self.input.close()

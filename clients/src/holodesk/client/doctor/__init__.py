@@ -7,5 +7,5 @@
 - `daemon`: reachability (health and server info, timed), authentication, clock;
 - `tls`: the daemon's certificate (verification, hostname, expiry).
 
-The command itself (flags, table, exit status) is `holodesk.client.doctor_command`.
+The command itself (flags, table, exit status) is `holodesk.client.doctor.command`.
 """

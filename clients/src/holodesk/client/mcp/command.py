@@ -5,7 +5,7 @@
     holodesk mcp install claude-desktop|claude-code|cursor [--print] [--scope user|project]
 
 The server takes `holodesk run`'s own flags (the daemon and its credentials, the
-backend, the display, and every safety flag) through run_command's parsers, so the
+backend, the display, and every safety flag) through run.command's parsers, so the
 MCP tools and `holodesk run` are held to the same rules by the same code.
 """
 
@@ -40,7 +40,7 @@ from holodesk.client.mcp.transport import (
     serve_stdio,
 )
 from holodesk.client.render import Printer
-from holodesk.client.run_command import (
+from holodesk.client.run.command import (
     _configure_connection,
     _configure_safety,
     _stopped_by_sigterm,

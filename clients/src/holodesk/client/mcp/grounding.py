@@ -1,7 +1,7 @@
 """locate: find a described element on the screen through the daemon's Locate RPC.
 
 The screenshot goes to the daemon as `holodesk locate` sends an image file
-(holodesk.client.locate), at one image pixel per screen pixel, so the point and
+(holodesk.client.locate.locate), at one image pixel per screen pixel, so the point and
 box that come back are moved into screen pixels by the screenshot's origin alone:
 exactly the coordinates the click tool takes.
 """
@@ -15,7 +15,7 @@ from typing import Any
 
 from holodesk.client.channel import ChannelSettings, open_channel
 from holodesk.client.frames import Encoding, SentFrame
-from holodesk.client.locate import LoadedImage, locate
+from holodesk.client.locate.locate import LoadedImage, locate
 from holodesk.client.locations import Location
 from holodesk.client.mcp.desktop import Screenshot
 

@@ -3,7 +3,7 @@
     holodesk locate --server HOST:PORT --dir shots/ --descriptions things.txt --out found.jsonl
     holodesk locate --server HOST:PORT --manifest images.jsonl --out found.jsonl -k 8
 
-See locate_batch.py for the output and how a second run resumes.
+See batch.py for the output and how a second run resumes.
 """
 
 from __future__ import annotations
@@ -26,8 +26,7 @@ from holodesk.client.credentials import (
     CredentialsError,
 )
 from holodesk.client.exit_codes import ExitCode
-from holodesk.client.locate import DEFAULT_BATCH
-from holodesk.client.locate_batch import (
+from holodesk.client.locate.batch import (
     DaemonError,
     InputError,
     Job,
@@ -37,6 +36,7 @@ from holodesk.client.locate_batch import (
     read_descriptions,
     run_batch,
 )
+from holodesk.client.locate.locate import DEFAULT_BATCH
 from holodesk.client.shown import shown
 
 

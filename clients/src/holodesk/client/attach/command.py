@@ -29,7 +29,7 @@ from holodesk.client.events import Outcome
 from holodesk.client.exit_codes import ExitCode, for_outcome
 from holodesk.client.outcome import SessionOutcome, StepRecord
 from holodesk.client.render import Printer
-from holodesk.client.run_command import (
+from holodesk.client.run.command import (
     _configure_connection,
     _configure_safety,
     _stopped_by_sigterm,

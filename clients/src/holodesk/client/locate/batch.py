@@ -27,7 +27,7 @@ from typing import Any, TextIO
 import grpc
 import grpc.aio
 
-from holodesk.client.locate import DEFAULT_BATCH, ImageError, LoadedImage, load_image, locate
+from holodesk.client.locate.locate import DEFAULT_BATCH, ImageError, LoadedImage, load_image, locate
 from holodesk.client.locations import Location
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".webp", ".bmp", ".gif", ".tif", ".tiff"})

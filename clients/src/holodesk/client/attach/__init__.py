@@ -1,0 +1,1 @@
+"""`holodesk attach`: lend this desktop to agents that drive it through ComputerService."""

@@ -1,0 +1,1 @@
+"""`holodesk export`: recordings to an SFT dataset (JSONL or Parquet)."""

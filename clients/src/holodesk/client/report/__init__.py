@@ -1,0 +1,1 @@
+"""`holodesk report`: a recording as a self-contained HTML report."""

@@ -1,0 +1,1 @@
+"""`holodesk run`: one agent session on this desktop."""

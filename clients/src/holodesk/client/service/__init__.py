@@ -1,0 +1,1 @@
+"""`holodesk service`: the client as a per-user service (install, uninstall, status)."""
