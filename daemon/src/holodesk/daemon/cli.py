@@ -1,6 +1,7 @@
 """`holodeskd` command line: flags -> ServerConfig -> serve() until SIGTERM/SIGINT.
 
-`holodeskd token new --name N --role R` makes a bearer token (see credentials.py).
+`holodeskd token new --name N --role R` makes a bearer token (see credentials.py);
+`holodeskd config path` shows the config file read (config_file.py) and its values.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
 
-from holodesk.daemon import decoded_screens, frame_memory, logs
+from holodesk.daemon import config_file, decoded_screens, frame_memory, logs
 from holodesk.daemon.config import DEFAULT_LISTEN, FAIR_SHARE_DIVISOR, MIB, ServerConfig
 from holodesk.daemon.credentials import (
     CredentialsError,
@@ -29,6 +30,7 @@ from holodesk.daemon.dialects import DialectConfigError, dialect_names
 from holodesk.daemon.policies.registry import PolicyConfigError, policy_entries
 from holodesk.daemon.recorder import default_record_dir
 from holodesk.daemon.server import serve
+from holodesk.data.cli_config import ConfigFileError, add_config_argument
 
 log = logging.getLogger("holodeskd")
 
@@ -45,13 +47,31 @@ security:
   tokens file (TOML; only SHA-256 digests of tokens are stored):
     [[token]]
     name = "laptop"
-    role = "agent"            # agent: AgentService; admin: everything
+    role = "agent"            # agent, operator or admin (roles below)
     sha256 = "<64 hex digits>"
     [[client]]                # mTLS callers, by certificate subject CN
     cn = "tray.example.internal"
-    role = "admin"
+    role = "operator"
+    drives = ["token:laptop"] # operator only: whose attached desktops it may drive
 
-  make a token:  holodeskd token new --name laptop --role agent [--append FILE]
+  roles:
+    agent     AgentService: run sessions, locate, GetServerInfo
+    operator  an agent's calls and ComputerService: drive the desktops attached
+              under its own name and those its entry's drives lists
+    admin     everything: ControlService (list, pause, resume, stop any session),
+              the live view (--web), every attached desktop
+
+subcommands:
+  holodeskd token new --name NAME --role agent|operator|admin [--append FILE]
+                     print a fresh bearer token and its [[token]] entry
+  holodeskd config path [--config PATH]
+                     show the config file holodeskd reads and every effective value
+
+config file (TOML, docs/configuration.md):
+  default {config_path}, or --config PATH, or $HOLODESKD_CONFIG.
+  Keys are the long options without their dashes (max-sessions = 8, no-frame-deltas
+  = true, policy-opt = ["k=v"]); flags beat the file, the file beats the defaults.
+  An unknown key or a wrong type stops holodeskd with exit code 2.
 """
 
 
@@ -60,11 +80,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="holodeskd",
         description="gRPC daemon that runs computer-use agent sessions.",
-        epilog=SECURITY_HELP,
+        epilog=SECURITY_HELP.format(config_path=config_file.default_path()),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "--version", action="version", version=f"holodeskd {version('holodesk-daemon')}"
+    )
+    add_config_argument(
+        parser,
+        f"TOML file of option defaults (default: ${config_file.ENV_VAR}, else "
+        f"{config_file.default_path()}; see config path)",
     )
     parser.add_argument(
         "--listen",
@@ -354,7 +379,8 @@ def build_token_parser() -> argparse.ArgumentParser:
 
 def token_main(argv: Sequence[str]) -> int:
     if list(argv[:1]) != ["new"]:
-        print("usage: holodeskd token new --name NAME --role agent|admin", file=sys.stderr)
+        roles = "|".join(r.value for r in Role)
+        print(f"usage: holodeskd token new --name NAME --role {roles}", file=sys.stderr)
         return 2
     args = build_token_parser().parse_args(list(argv[1:]))
     token = new_token()
@@ -379,11 +405,47 @@ def token_main(argv: Sequence[str]) -> int:
     return 0
 
 
+# `holodeskd config path` ------------------------------------------------------------
+
+
+def config_main(argv: Sequence[str]) -> int:
+    """Print the config file holodeskd would read and every effective value."""
+    parser = argparse.ArgumentParser(
+        prog="holodeskd config",
+        description="Show the config file holodeskd reads (path, why that one) and every "
+        "option's value from it or the defaults, as TOML; secrets are masked.",
+    )
+    parser.add_argument("action", choices=["path"])
+    add_config_argument(
+        parser,
+        f"the file to show (default: ${config_file.ENV_VAR}, else {config_file.default_path()})",
+    )
+    args = parser.parse_args(list(argv))
+    daemon = build_parser()
+    try:
+        source, settings = config_file.load_into(
+            daemon, [] if args.config is None else ["--config", args.config]
+        )
+    except ConfigFileError as exc:
+        print(f"holodeskd: {exc}", file=sys.stderr)
+        return 2
+    print(config_file.report(source, daemon, settings), end="")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] == ["token"]:
         return token_main(arguments[1:])
-    args = build_parser().parse_args(arguments)
+    if arguments[:1] == ["config"]:
+        return config_main(arguments[1:])
+    parser = build_parser()
+    try:
+        config_file.load_into(parser, arguments)
+    except ConfigFileError as exc:
+        print(f"holodeskd: {exc}", file=sys.stderr)
+        return 2
+    args = parser.parse_args(arguments)
     logs.configure(args.log_level, args.log_format, sys.stderr)
     try:
         config = config_from_args(args)
