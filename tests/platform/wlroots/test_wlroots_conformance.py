@@ -6,12 +6,9 @@ four scroll directions, chords, key down/up, Unicode, format characters and
 multi-line text from our virtual pointer and keyboard: each case on a fresh
 window, with no retry, so a case that fails once fails the test.
 
-It runs on a native app rather than the Tk probe on sway's XWayland: sway 1.7's
-XWayland now and then stops passing button events to an X11 window whose pointer
-focus has been through bare desktop (motion still arrives), which only a retry
-could paper over; X11 apps on sway are still driven by the stop tests
-(test_wlroots_stop). The native app also caught what XWayland hid: wlroots keeps
-no modifier state for a virtual keyboard, so we send it (wlroots.input).
+The native app caught what XWayland hid: wlroots keeps no modifier state for a
+virtual keyboard, so we send it (wlroots.input). The same suite runs through
+XWayland's Tk probe too (test_wlroots_xwayland_conformance), also without retries.
 """
 
 from __future__ import annotations
