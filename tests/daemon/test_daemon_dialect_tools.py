@@ -277,3 +277,19 @@ def test_a_located_element_is_read_from_a_point_or_a_call() -> None:
     assert hdesktop.parse_location('{"x": 500, "y": 1000}', hgeo).point == Point(960, 1080)
     with pytest.raises(DialectParseError):
         nemotron.parse_location(reply("terminate", {"status": "success", "answer": ""}), geo)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_example_renders_back_to_a_call_that_parses_the_same(name: str) -> None:
+    """The history's calls are rebuilt from actions: for every worked example, the
+    call its actions render to parses to the same actions again."""
+    d = dialect(name)
+    space = d.action_space
+    assert space is not None
+    geo = d.geometry(FRAME)
+    for form, example in space.examples():
+        step = d.parse_step(space.write(form, example.args, ""), geo)
+        call = d.family.call_of(step.actions, step.note, geo)
+        assert call is not None, form.name
+        text = reply(call.name, dict(call.arguments))
+        assert d.parse_step(text, geo).actions == step.actions, form.name
