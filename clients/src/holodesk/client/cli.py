@@ -9,6 +9,10 @@ names an object with `name`, `help`, `configure(parser)` and `run(args) -> int`
 (see `CommandLike`), so a distribution need not import this module. The CLI
 imports nothing of theirs until it loads the entry points at startup; one that
 fails to load is reported on stderr and skipped.
+
+Option defaults come from a TOML file (config_file.py, docs/configuration.md),
+read into the parsers before parsing so that flags still win; `holodesk config
+path` shows that file and every effective value.
 """
 
 from __future__ import annotations
@@ -21,8 +25,10 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points, version
 from typing import Protocol, TextIO, runtime_checkable
 
+from holodesk.client import config_file
 from holodesk.client.exit_codes import ExitCode
 from holodesk.client.shown import shown
+from holodesk.data.cli_config import ConfigFileError, add_config_argument
 
 COMMAND_MODULES: tuple[str, ...] = (
     "holodesk.client.run.command",
@@ -138,7 +144,13 @@ def build_parser(commands: Sequence[CommandLike]) -> argparse.ArgumentParser:
     parser.add_argument(
         "--version", action="version", version=f"holodesk {version('holodesk-client')}"
     )
+    add_config_argument(
+        parser,
+        f"TOML file of option defaults, a [table] per command (default: "
+        f"${config_file.ENV_VAR}, else {config_file.default_path()}; see config path)",
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _add_config_command(subparsers)
     for command in commands:
         description = getattr(command, "description", "") or command.help
         sub = subparsers.add_parser(command.name, help=command.help, description=description)
@@ -147,13 +159,36 @@ def build_parser(commands: Sequence[CommandLike]) -> argparse.ArgumentParser:
     return parser
 
 
+def _add_config_command(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
+    description = (
+        "Show the config file holodesk reads (its path and why that one) and every "
+        "option's value from it or the defaults, as TOML with a table per command; "
+        "values of keys named token, password or secret are masked."
+    )
+    config = subparsers.add_parser(
+        "config", help="show the config file and the values it sets", description=description
+    )
+    config.add_argument("config_action", choices=["path"], metavar="path")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(load_commands())
     try:
-        args = parser.parse_args(argv)
+        source, settings = config_file.load_into(parser, arguments)
+    except ConfigFileError as exc:
+        print(shown(f"holodesk: error: {exc}"), file=sys.stderr)
+        return ExitCode.USAGE
+    try:
+        args = parser.parse_args(arguments)
     except SystemExit as exit_:
         # argparse exits 2 on bad usage, 0 after --help; return it so main() is testable.
         return exit_.code if isinstance(exit_.code, int) else int(ExitCode.USAGE)
+    if args.command == "config":
+        print(config_file.report(source, parser, settings), end="")
+        return ExitCode.SUCCEEDED
     handler: Callable[[argparse.Namespace], int] = args.handler
     return handler(args)
 

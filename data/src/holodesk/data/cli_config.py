@@ -277,7 +277,7 @@ def _scalar(action: argparse.Action, value: object, where: str) -> object:
         try:
             converted = kind(str(value))
         except (ValueError, TypeError, argparse.ArgumentTypeError) as exc:
-            raise ConfigFileError(f"{where}: {value!r} is not {_expected(action)}: {exc}") from exc
+            raise ConfigFileError(f"{where}: {value!r}: {exc}") from exc
     else:
         raise wrong
     if action.choices is not None and converted not in action.choices:
@@ -294,8 +294,7 @@ def _expected(action: argparse.Action) -> str:
         return "a number"
     if kind is None:
         return "a string"
-    name = getattr(kind, "__name__", "")
-    return f"a {name} (a string)" if name else "a string"
+    return "a string or a number"  # what a type function reads, as typed on a command line
 
 
 def _describe(value: object) -> str:
