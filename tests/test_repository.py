@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -70,6 +71,41 @@ def test_daemon_never_imports_platform_and_platform_never_imports_grpc() -> None
         if "import grpc" in text or "holodesk.proto" in text:
             offenders.append(str(path.relative_to(ROOT)))
     assert not offenders, f"import direction broken in {offenders}"
+
+
+# An import of holodesk that is not of holodesk.values itself.
+_OTHER_HOLODESK_IMPORT = re.compile(r"^\s*(from|import)\s+holodesk(?!\.values\b)", re.MULTILINE)
+
+
+def test_values_import_nothing_of_holodesk() -> None:
+    # The contract's plain values (issue 19): every distribution imports them, so they
+    # import no other part of holodesk, no protobuf, no gRPC and nothing of the OS.
+    offenders: list[str] = []
+    for path in (ROOT / "values" / "src").rglob("*.py"):
+        text = path.read_text()
+        if _OTHER_HOLODESK_IMPORT.search(text) or any(
+            name in text for name in ("import grpc", "google.protobuf", "sys.platform")
+        ):
+            offenders.append(str(path.relative_to(ROOT)))
+    assert not offenders, f"holodesk.values must import nothing of holodesk: {offenders}"
+
+
+# sys.platform, os.name, platform.system(), a comparison of Backend.os with an OS.
+_OS_CHECK = re.compile(r"\bsys\.platform\b|\bos\.name\b|\bplatform\.system\(|\.os\s*[!=]=\s*[\"']")
+
+
+def test_no_os_check_outside_the_platform_layer() -> None:
+    # Only platform/ knows which OS it runs on; the rest asks it (Backend properties,
+    # holodesk.platform.select, holodesk.platform.app_folders).
+    offenders: list[str] = []
+    for folder in ("clients", "daemon", "data", "values", "protos"):
+        for path in (ROOT / folder / "src").rglob("*.py"):
+            if path.name.endswith(("_pb2.py", "_pb2_grpc.py")):
+                continue
+            for number, line in enumerate(path.read_text().splitlines(), 1):
+                if _OS_CHECK.search(line):
+                    offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert not offenders, "OS checks outside platform/:\n" + "\n".join(offenders)
 
 
 @pytest.mark.parametrize(

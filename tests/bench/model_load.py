@@ -11,7 +11,7 @@ What makes the load realistic, and still cheap for the client (its CPU shares th
 machine with the daemon's, which is what is measured):
 
 - Screens (`ScreenKit`): a few 1920x1080 desktops, pre-encoded as the client would
-  (holodesk.data.png: indexed when exact, else RGB): a gradient wallpaper, a
+  (holodesk.values.png: indexed when exact, else RGB): a gradient wallpaper, a
   text-dense document and spreadsheet, and a code editor with syntax-coloured,
   anti-aliased TrueType text, so a screen has thousands of colours (not a
   256-colour screen that indexed PNG stores for a third of the cost).
@@ -52,8 +52,8 @@ from typing import Any
 import grpc
 from PIL import Image, ImageDraw, ImageFont
 
-from holodesk.data.png import encode_png
 from holodesk.proto.v1 import action_pb2, agent_pb2, agent_pb2_grpc, frame_pb2, geometry_pb2
+from holodesk.values.png import encode_png
 from tests.bench.common import Figure, cpu_seconds, desktop_image, latency_summary, rss_bytes
 from tests.bench.load import (
     GUARD_S,

@@ -16,10 +16,11 @@ from holodesk.client.capture import (
     encode_within,
     fit_size,
 )
-from holodesk.client.frames import Encoding, FrameSpec
-from holodesk.data.png import encode_png
+from holodesk.client.frames import FrameSpec
 from holodesk.platform.backends import fake
 from holodesk.platform.base import Region
+from holodesk.values.encoding import ImageEncoding
+from holodesk.values.png import encode_png
 
 
 def _decode(data: bytes) -> Image.Image:
@@ -49,7 +50,7 @@ def test_fit_size_keeps_aspect_inside_the_box(
 def test_hidpi_display_left_of_primary_is_captured_with_its_true_region(
     backend: fake.FakeBackend,
 ) -> None:
-    spec = FrameSpec(max_width=1280, max_height=1280, encoding=Encoding.PNG)
+    spec = FrameSpec(max_width=1280, max_height=1280, encoding=ImageEncoding.PNG)
     frame = FrameCapturer(backend.screen, spec, "retina").capture()
 
     assert backend.screen.grabs == [Region(-2560, -200, 2560, 1600)]
@@ -89,10 +90,10 @@ def test_all_displays_captures_the_whole_virtual_desktop(backend: fake.FakeBacke
 
 @pytest.mark.parametrize(
     ("encoding", "pil_format"),
-    [(Encoding.PNG, "PNG"), (Encoding.JPEG, "JPEG"), (Encoding.WEBP, "WEBP")],
+    [(ImageEncoding.PNG, "PNG"), (ImageEncoding.JPEG, "JPEG"), (ImageEncoding.WEBP, "WEBP")],
 )
 def test_each_encoding_produces_that_format(
-    backend: fake.FakeBackend, encoding: Encoding, pil_format: str
+    backend: fake.FakeBackend, encoding: ImageEncoding, pil_format: str
 ) -> None:
     spec = FrameSpec(max_width=640, max_height=640, encoding=encoding, quality=70)
     frame = FrameCapturer(backend.screen, spec).capture()
@@ -110,17 +111,19 @@ def test_frame_ids_are_unique(backend: fake.FakeBackend) -> None:
 
 
 def test_too_large_frame_is_reencoded_at_lower_quality(backend: fake.FakeBackend) -> None:
-    spec = FrameSpec(max_width=640, max_height=640, encoding=Encoding.JPEG, quality=95)
+    spec = FrameSpec(max_width=640, max_height=640, encoding=ImageEncoding.JPEG, quality=95)
     full = FrameCapturer(backend.screen, spec).capture()
     limit = len(full.data) * 2 // 3
-    limited = FrameCapturer(backend.screen, FrameSpec(640, 640, Encoding.JPEG, 95, limit)).capture()
+    limited = FrameCapturer(
+        backend.screen, FrameSpec(640, 640, ImageEncoding.JPEG, 95, limit)
+    ).capture()
     assert len(limited.data) <= limit < len(full.data)
     assert _decode(limited.data).size == (640, 400)
 
 
-@pytest.mark.parametrize("encoding", [Encoding.PNG, Encoding.JPEG, Encoding.WEBP])
+@pytest.mark.parametrize("encoding", [ImageEncoding.PNG, ImageEncoding.JPEG, ImageEncoding.WEBP])
 def test_frame_over_the_limit_at_every_setting_fails_clearly(
-    backend: fake.FakeBackend, encoding: Encoding
+    backend: fake.FakeBackend, encoding: ImageEncoding
 ) -> None:
     spec = FrameSpec(max_width=640, max_height=640, encoding=encoding, max_bytes=200)
     with pytest.raises(FrameTooLargeError, match=r"over the daemon's limit of 200 bytes"):
@@ -148,6 +151,6 @@ def test_a_png_over_the_limit_is_compressed_harder_and_stays_exact() -> None:
         )
     usual, hardest = len(encode_png(image, 6)), len(encode_png(image, 9))
     assert hardest < usual
-    data = encode_within(image, FrameSpec(encoding=Encoding.PNG, max_bytes=hardest))
+    data = encode_within(image, FrameSpec(encoding=ImageEncoding.PNG, max_bytes=hardest))
     assert len(data) == hardest
     assert np.array_equal(np.asarray(_decode(data).convert("RGB")), np.asarray(image))

@@ -9,10 +9,11 @@ import pytest
 from holodesk.client import actions as a
 from holodesk.client import convert
 from holodesk.client.events import Outcome
-from holodesk.client.frames import Encoding, FrameSpec, SentFrame
+from holodesk.client.frames import FrameSpec, SentFrame
 from holodesk.platform.backends import fake
 from holodesk.platform.base import DisplayInfo, MouseButton, Region
 from holodesk.proto.v1 import action_pb2, agent_pb2, frame_pb2
+from holodesk.values.encoding import ImageEncoding
 
 P = a.FramePoint
 ACTIONS: list[a.Action] = [
@@ -78,7 +79,7 @@ def test_frame_round_trip() -> None:
         frame_id="abc",
         width=1280,
         height=800,
-        encoding=Encoding.WEBP,
+        encoding=ImageEncoding.WEBP,
         data=b"\x00\x01 bytes",
         display_id="retina",
         source=Region(-2560, -200, 2560, 1600),
@@ -105,7 +106,7 @@ def test_display_round_trip() -> None:
 
 def test_frame_spec_defaults_and_round_trip() -> None:
     assert convert.frame_spec_from_proto(frame_pb2.FrameSpec()) == FrameSpec()
-    spec = FrameSpec(1280, 720, Encoding.JPEG, 70, 1_000_000)
+    spec = FrameSpec(1280, 720, ImageEncoding.JPEG, 70, 1_000_000)
     assert convert.frame_spec_from_proto(convert.frame_spec_to_proto(spec)) == spec
     with pytest.raises(convert.ConversionError, match="quality"):
         convert.frame_spec_from_proto(frame_pb2.FrameSpec(quality=101))
@@ -117,7 +118,7 @@ def test_session_start_carries_client_and_displays() -> None:
         "do it",
         backend,
         backend.screen.displays(),
-        encodings=(Encoding.PNG, Encoding.JPEG),
+        encodings=(ImageEncoding.PNG, ImageEncoding.JPEG),
         max_steps=7,
         policy="p",
     )

@@ -20,7 +20,7 @@ from PIL import Image
 from holodesk.client import convert as client_convert
 from holodesk.client.capture import FrameCapturer, downsize, encode_within, fit_size
 from holodesk.client.deltas import MAX_PATCHES, DeltaEncoder, merge_boxes, tile_bands, tile_boxes
-from holodesk.client.frames import Encoding, FrameSpec, SentFrame
+from holodesk.client.frames import FrameSpec, SentFrame
 from holodesk.client.resize import Box, Downsizer, usable_cores
 from holodesk.daemon import convert as daemon_convert
 from holodesk.daemon import frame_deltas, frame_pixels
@@ -29,6 +29,7 @@ from holodesk.platform.backends.fake import FakeScreen
 from holodesk.platform.base import DisplayInfo, Region, RowBands
 from holodesk.platform.mss_grabber import row_bands
 from holodesk.proto.v1 import frame_pb2
+from holodesk.values.encoding import ImageEncoding
 
 LIMITS = FrameLimits(max_bytes=1 << 24, max_pixels=1 << 26)
 
@@ -111,7 +112,7 @@ def scenarios(draw: st.DrawFn) -> Scenario:
 def test_the_rebuilt_frame_is_the_clients_full_downsized_frame(scenario: Scenario) -> None:
     screen = screen_of(scenario.width, scenario.height)
     paint(screen, (0, 0, scenario.width // 2, scenario.height // 2), 1, noise=True)
-    spec = FrameSpec(max_width=scenario.box[0], encoding=Encoding.PNG, accept_deltas=True)
+    spec = FrameSpec(max_width=scenario.box[0], encoding=ImageEncoding.PNG, accept_deltas=True)
     capturer = FrameCapturer(screen, spec)
     daemon = Daemon()
     size = fit_size(scenario.width, scenario.height, spec.max_width, spec.max_height)
@@ -141,7 +142,7 @@ def test_changed_rows_from_the_screen_source_give_the_same_frames(
     when it compares whole screens."""
     screen = screen_of(scenario.width, scenario.height)
     paint(screen, (0, 0, scenario.width // 2, scenario.height // 2), 1, noise=True)
-    spec = FrameSpec(max_width=scenario.box[0], encoding=Encoding.PNG, accept_deltas=True)
+    spec = FrameSpec(max_width=scenario.box[0], encoding=ImageEncoding.PNG, accept_deltas=True)
     size = fit_size(scenario.width, scenario.height, spec.max_width, spec.max_height)
 
     def encoder() -> DeltaEncoder:
@@ -182,8 +183,8 @@ def test_bands_are_widened_to_rows_of_tiles_and_joined_where_they_touch() -> Non
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(scenario=scenarios(), encoding=st.sampled_from([Encoding.JPEG, Encoding.WEBP]))
-def test_lossy_frames_never_drift(scenario: Scenario, encoding: Encoding) -> None:
+@given(scenario=scenarios(), encoding=st.sampled_from([ImageEncoding.JPEG, ImageEncoding.WEBP]))
+def test_lossy_frames_never_drift(scenario: Scenario, encoding: ImageEncoding) -> None:
     """Every pixel is either exact or the last full frame's decode of its unchanged value."""
     screen = screen_of(scenario.width, scenario.height)
     paint(screen, (0, 0, scenario.width, scenario.height), 3, noise=True)
@@ -240,7 +241,7 @@ def test_a_small_change_is_one_small_patch_at_frame_resolution() -> None:
     assert 305 <= patch.x + patch.width <= 309
     assert 146 <= patch.y <= 150
     assert 160 <= patch.y + patch.height <= 164
-    assert patch.encoding is Encoding.PNG
+    assert patch.encoding is ImageEncoding.PNG
     assert second.wire_bytes < len(first.data) // 20
 
 
@@ -311,7 +312,7 @@ def test_without_accept_deltas_every_frame_is_full() -> None:
 def test_webp_sessions_get_lossless_webp_patches() -> None:
     screen = screen_of(320, 200)
     paint(screen, (0, 0, 320, 200), 6, noise=True)  # a full frame costs more than a patch
-    capturer = FrameCapturer(screen, FrameSpec(encoding=Encoding.WEBP, accept_deltas=True))
+    capturer = FrameCapturer(screen, FrameSpec(encoding=ImageEncoding.WEBP, accept_deltas=True))
     capturer.capture()
     paint(screen, (10, 10, 40, 30), 7, noise=True)
     (patch,) = capturer.capture().patches
@@ -412,8 +413,8 @@ def test_changes_are_grouped_into_tile_boxes() -> None:
         assert any(m.left <= box.left and box.right <= m.right for m in merged)
 
 
-@pytest.mark.parametrize("encoding", [Encoding.PNG, Encoding.JPEG])
-def test_patches_stay_within_max_bytes_or_the_frame_is_full(encoding: Encoding) -> None:
+@pytest.mark.parametrize("encoding", [ImageEncoding.PNG, ImageEncoding.JPEG])
+def test_patches_stay_within_max_bytes_or_the_frame_is_full(encoding: ImageEncoding) -> None:
     screen = screen_of(400, 300)
     spec = FrameSpec(encoding=encoding, max_bytes=400_000, accept_deltas=True)
     capturer = FrameCapturer(screen, spec)

@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from holodesk.client.frames import Encoding, SentFrame
+from holodesk.client.frames import SentFrame
 from holodesk.client.geometry import OffScreenError, desktop_to_frame, frame_to_desktop, map_point
 from holodesk.platform.base import DisplayInfo, Region
+from holodesk.values.encoding import ImageEncoding
 
 from .conftest import TWO_DISPLAYS
 
@@ -21,7 +22,7 @@ def _frame(source: Region, width: int, height: int, scale: float = 1.0) -> SentF
         frame_id="f",
         width=width,
         height=height,
-        encoding=Encoding.PNG,
+        encoding=ImageEncoding.PNG,
         data=b"",
         display_id="d",
         source=source,

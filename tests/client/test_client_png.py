@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from PIL import Image, ImageDraw, ImageFont
 
 from holodesk.client.capture import encode
-from holodesk.client.frames import Encoding
-from holodesk.data import png
-from holodesk.data.png import encode_png, exact_palette
+from holodesk.values import png
+from holodesk.values.encoding import ImageEncoding
+from holodesk.values.png import encode_png, exact_palette
 
 
 def decoded(data: bytes) -> tuple[str, np.ndarray]:
@@ -100,7 +100,7 @@ def test_a_screen_with_few_colours_is_smaller_indexed_and_decodes_identically() 
     screen = screen_like()
     rgb = io.BytesIO()
     screen.save(rgb, "PNG", compress_level=6)
-    indexed = encode(screen, Encoding.PNG, quality=0)
+    indexed = encode(screen, ImageEncoding.PNG, quality=0)
     mode, pixels = decoded(indexed)
     assert mode == "P"
     assert np.array_equal(pixels, np.asarray(screen))

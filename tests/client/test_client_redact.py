@@ -12,13 +12,14 @@ from PIL import Image, ImageChops
 
 from holodesk.client.capture import ALL_DISPLAYS, FrameCapturer
 from holodesk.client.events import Outcome
-from holodesk.client.frames import Encoding, FrameSpec
+from holodesk.client.frames import FrameSpec
 from holodesk.client.safety import SafetySettings
 from holodesk.client.safety.redact import redact
 from holodesk.client.session import SessionOptions, run_session
 from holodesk.platform.backends import fake
 from holodesk.platform.base import Region
 from holodesk.proto.v1 import agent_pb2
+from holodesk.values.encoding import ImageEncoding
 
 from .conftest import TWO_DISPLAYS
 from .scripted import Conversation, Script, ScriptedDaemon, done
@@ -77,7 +78,7 @@ def test_nothing_inside_the_box_reaches_the_frame() -> None:
 def test_lossy_frames_are_redacted_too() -> None:
     backend = fake.create(displays=TWO_DISPLAYS)
     _with_secret(backend, (255, 255, 255))
-    spec = FrameSpec(max_width=1280, max_height=1280, encoding=Encoding.JPEG, quality=90)
+    spec = FrameSpec(max_width=1280, max_height=1280, encoding=ImageEncoding.JPEG, quality=90)
     frame = FrameCapturer(backend.screen, spec, None, (SECRET_BOX,)).capture()
     inner = _decode(frame.data).crop((220, 120, 580, 280))
     assert max(inner.tobytes()) <= 8  # JPEG noise, no content

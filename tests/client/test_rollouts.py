@@ -23,7 +23,7 @@ from PIL import Image
 
 from holodesk.client import actions as a
 from holodesk.client.events import Outcome
-from holodesk.client.frames import Encoding, FramePatch, SentFrame
+from holodesk.client.frames import FramePatch, SentFrame
 from holodesk.client.generation import Sampling
 from holodesk.client.rollouts import (
     Finished,
@@ -41,6 +41,7 @@ from holodesk.daemon.policies.model import ModelPolicy
 from holodesk.platform.backends import fake
 from holodesk.platform.base import Backend, Region
 from holodesk.proto.v1 import agent_pb2, agent_pb2_grpc
+from holodesk.values.encoding import ImageEncoding
 from tests.daemon.support import holo, running_daemon
 
 CLICK = holo({"action": "click", "x": 250, "y": 500})
@@ -289,14 +290,14 @@ def test_delta_frames_are_rebuilt_on_their_base() -> None:
         "f1",
         40,
         30,
-        Encoding.PNG,
+        ImageEncoding.PNG,
         png(base_image),
         "",
         Region(0, 0, 40, 30),
         1.0,
         datetime.now(UTC),
     )
-    patch = FramePatch(7, 9, 5, 4, Encoding.PNG, png(patch_image))
+    patch = FramePatch(7, 9, 5, 4, ImageEncoding.PNG, png(patch_image))
     delta = replace(base, frame_id="f2", data=b"", base_frame_id="f1", patches=(patch,))
     unchanged = replace(base, frame_id="f3", data=b"", base_frame_id="f2", patches=())
     orphan = replace(base, frame_id="f4", data=b"", base_frame_id="gone", patches=(patch,))

@@ -24,8 +24,8 @@ from holodesk.daemon.engines.scripted import ScriptedEngine
 from holodesk.daemon.frames import EncodedFrame, FrameLimits, FramePatch, ImageEncoding
 from holodesk.daemon.geometry import Rect, Size
 from holodesk.daemon.policies.model import ModelPolicy
-from holodesk.data.png import encode_png
 from holodesk.proto.v1 import agent_pb2, frame_pb2, geometry_pb2
+from holodesk.values.png import encode_png
 from tests.daemon.support import (
     RecordingPolicy,
     Stream,

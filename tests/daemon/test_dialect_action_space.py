@@ -31,8 +31,8 @@ from holodesk.daemon.dialects.action_space import ActionSpace
 from holodesk.daemon.dialects.coords import ImageGeometry
 from holodesk.daemon.dialects.values import KEY_VOCABULARY, MODIFIER_NAMES
 from holodesk.daemon.geometry import Size
-from holodesk.platform import keys as platform_keys
 from holodesk.proto.v1 import action_pb2
+from holodesk.values import keys as value_keys
 from tests.daemon import test_daemon_prompt_layout as prompt_layout
 from tests.daemon.schema_strategy import from_schema
 
@@ -277,8 +277,8 @@ def test_the_schema_offers_exactly_the_space(name: str) -> None:
 
 def test_the_daemon_knows_the_platforms_key_vocabulary() -> None:
     # The daemon may not import the platform layer; its one copy must agree with it.
-    assert MODIFIER_NAMES == platform_keys.MODIFIERS
-    assert KEY_VOCABULARY == platform_keys.VOCABULARY
+    assert MODIFIER_NAMES == value_keys.MODIFIERS
+    assert KEY_VOCABULARY == value_keys.VOCABULARY
 
 
 @pytest.mark.parametrize("name", WITH_SCHEMA)

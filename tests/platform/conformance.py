@@ -45,7 +45,7 @@ import pytest
 
 from holodesk.platform.base import Backend, MouseButton, Region
 from holodesk.platform.errors import InputError
-from holodesk.platform.keys import BROWSER_KEYS, MEDIA_KEYS
+from holodesk.values.keys import BROWSER_KEYS, MEDIA_KEYS
 from tests.support.probe import (
     BUTTON1_MASK,
     CONTROL_MASK,

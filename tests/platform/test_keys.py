@@ -10,7 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from holodesk.platform.errors import UnknownKeyError
-from holodesk.platform.keys import (
+from holodesk.platform.keys import holds, is_modifier, normalize_key, side_neutral
+from holodesk.proto.limits import KEY_CHARS
+from holodesk.values.keys import (
     BROWSER_KEYS,
     CANONICAL_KEYS,
     KEYPAD_KEYS,
@@ -19,12 +21,7 @@ from holodesk.platform.keys import (
     NAMED_KEYS,
     SIDED_MODIFIERS,
     VOCABULARY,
-    holds,
-    is_modifier,
-    normalize_key,
-    side_neutral,
 )
-from holodesk.proto.limits import KEY_CHARS
 
 ACTION_PROTO = Path(__file__).resolve().parents[2] / "protos" / "holodesk" / "v1" / "action.proto"
 

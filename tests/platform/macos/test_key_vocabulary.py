@@ -11,10 +11,10 @@ import pytest
 
 from holodesk.platform.base import Backend
 from holodesk.platform.errors import InputError
-from holodesk.platform.keys import BROWSER_KEYS, MEDIA_KEYS, VOCABULARY
 from holodesk.platform.macos import cg
 from holodesk.platform.macos.api import KeyEvent
 from holodesk.platform.macos.keycodes import NAMED_KEYCODES
+from holodesk.values.keys import BROWSER_KEYS, MEDIA_KEYS, VOCABULARY
 from tests.platform.macos.fake_api import FakeQuartzApi
 
 F_PAD, F_SHIFT, F_CTRL = cg.FLAG_NUMERIC_PAD, cg.FLAG_SHIFT, cg.FLAG_CONTROL

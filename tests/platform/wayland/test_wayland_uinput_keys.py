@@ -9,9 +9,9 @@ import pytest
 from evdev import ecodes
 
 from holodesk.platform.base import Region
-from holodesk.platform.keys import VOCABULARY
 from holodesk.platform.wayland.keycodes import NAMED_KEYCODES
 from holodesk.platform.wayland.uinput import KEYBOARD_NAME, UinputInput
+from holodesk.values.keys import VOCABULARY
 from tests.platform.wayland.fake_uinput import Event, FakeDevices
 
 KEY = ecodes.EV_KEY

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from holodesk.platform.keys import CANONICAL_KEYS
 from holodesk.platform.web.keys import NAMED_DEFINITIONS, KeyDefinition, key_definition
+from holodesk.values.keys import CANONICAL_KEYS
 
 
 def test_every_canonical_key_has_a_definition() -> None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from holodesk.platform.base import Backend
-from holodesk.platform.keys import VOCABULARY
 from holodesk.platform.windows.vkeys import NAMED_VKS
+from holodesk.values.keys import VOCABULARY
 from tests.platform.windows.fake_api import FakeWinApi, describe
 
 ZWJ, ZWNJ, LRM, RLM = 0x200D, 0x200C, 0x200E, 0x200F

@@ -5,11 +5,15 @@ Only convert.py builds these from protobuf; everything else works on these value
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 
 from holodesk.client.generation import Generation
 from holodesk.platform.base import MouseButton
+
+# What became of an action: the contract's values, defined once in holodesk.values
+# (the daemon reads them back with the same two); named here with the action space.
+from holodesk.values.actions import ActionResult as ActionResult
+from holodesk.values.actions import ActionStatus as ActionStatus
 
 
 @dataclass(frozen=True)
@@ -144,23 +148,6 @@ Action = (
 
 # Handled by the session, never executed as input.
 ControlAction = Done | Fail | AskUser
-
-
-class ActionStatus(enum.Enum):
-    OK = "ok"
-    FAILED = "failed"
-    REJECTED = "rejected"
-    SKIPPED = "skipped"
-    # Never started: the batch never arrived, or the stream dropped first (resume reports it).
-    NOT_DELIVERED = "not_delivered"
-
-
-@dataclass(frozen=True)
-class ActionResult:
-    action_id: str
-    status: ActionStatus
-    error: str = ""
-    duration_ms: int = 0
 
 
 @dataclass(frozen=True)

@@ -4,11 +4,9 @@ drive a desktop (`run`, `replay`): which backend, and for the web backend its pa
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 from typing import Any
 
-from holodesk.platform.select import resolve_backend_name
+from holodesk.platform.select import chosen_backend_name
 
 
 def add_backend_arguments(parser: argparse.ArgumentParser, url_help: str) -> None:
@@ -19,7 +17,7 @@ def add_backend_arguments(parser: argparse.ArgumentParser, url_help: str) -> Non
 def url_options(name: str | None, url: str | None) -> dict[str, Any]:
     """open_backend's options for --url: the web backend's first page; ValueError for
     another backend (it has no page to open)."""
-    if resolve_backend_name(name, os.environ, sys.platform) != "web":
+    if chosen_backend_name(name) != "web":
         if url:
             raise ValueError("--url is for the web backend (--backend web)")
         return {}

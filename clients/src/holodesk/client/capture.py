@@ -18,11 +18,13 @@ from datetime import UTC, datetime
 from PIL import Image
 
 from holodesk.client.deltas import DeltaEncoder, FramePayload
-from holodesk.client.frames import Encoding, FrameSpec, SentFrame
+from holodesk.client.frames import FrameSpec, SentFrame
 from holodesk.client.resize import Downsizer
 from holodesk.client.safety.redact import redact
-from holodesk.data.png import encode_png, exact_palette
 from holodesk.platform.base import DisplayInfo, Grab, Region, ScreenSource
+from holodesk.values.encoding import ImageEncoding
+from holodesk.values.fit import fit_in_box
+from holodesk.values.png import encode_png, exact_palette
 
 ALL_DISPLAYS = "all"
 
@@ -40,18 +42,11 @@ class FrameTooLargeError(CaptureError):
 
 
 def fit_size(width: int, height: int, max_width: int, max_height: int) -> tuple[int, int]:
-    """The largest size of the same aspect that fits the box (never upscaled)."""
+    """The largest size of the same aspect that fits the box (never upscaled): the
+    contract's rule (holodesk.values.fit), which the daemon applies too."""
     if width <= 0 or height <= 0:
         raise CaptureError(f"cannot capture an empty region ({width}x{height})")
-    scale = 1.0
-    if max_width:
-        scale = min(scale, max_width / width)
-    if max_height:
-        scale = min(scale, max_height / height)
-    if scale >= 1.0:
-        return width, height
-    # round() of a value <= an integer bound never exceeds it, so the box holds.
-    return max(1, round(width * scale)), max(1, round(height * scale))
+    return fit_in_box(width, height, max_width, max_height)
 
 
 def downsize(image: Image.Image, size: tuple[int, int]) -> Image.Image:
@@ -60,11 +55,11 @@ def downsize(image: Image.Image, size: tuple[int, int]) -> Image.Image:
     return Downsizer(image.size, size).full(image)
 
 
-def encode(image: Image.Image, encoding: Encoding, quality: int, png_level: int = 6) -> bytes:
-    if encoding is Encoding.PNG:
+def encode(image: Image.Image, encoding: ImageEncoding, quality: int, png_level: int = 6) -> bytes:
+    if encoding is ImageEncoding.PNG:
         return encode_png(image, png_level)
     buffer = io.BytesIO()
-    if encoding is Encoding.JPEG:
+    if encoding is ImageEncoding.JPEG:
         image.save(buffer, "JPEG", quality=quality)
     else:
         image.save(buffer, "WEBP", quality=quality, method=4)
@@ -73,7 +68,7 @@ def encode(image: Image.Image, encoding: Encoding, quality: int, png_level: int 
 
 def encode_within(image: Image.Image, spec: FrameSpec) -> bytes:
     """Encode per the spec; if over max_bytes, retry smaller settings, then fail."""
-    if spec.encoding is Encoding.PNG:
+    if spec.encoding is ImageEncoding.PNG:
         attempts = [(spec.quality, level) for level in _PNG_LEVELS]
         image = exact_palette(image) or image  # indexed once, whatever the level
     else:

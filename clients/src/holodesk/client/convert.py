@@ -12,17 +12,18 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from holodesk.client import actions as a
 from holodesk.client.events import Ended, Outcome, Started
-from holodesk.client.frames import DEFAULT_QUALITY, Encoding, FramePatch, FrameSpec, SentFrame
+from holodesk.client.frames import DEFAULT_QUALITY, FramePatch, FrameSpec, SentFrame
 from holodesk.client.generation import Completion, Generation, Sampling
 from holodesk.client.locations import Location
 from holodesk.platform.base import Backend, DisplayInfo, MouseButton, Region
 from holodesk.proto.limits import MAX_ACTIONS, REASON_CHARS, TEXT_CHARS, clip
 from holodesk.proto.v1 import action_pb2, agent_pb2, frame_pb2, geometry_pb2
+from holodesk.values.encoding import ImageEncoding
 
 _ENCODINGS = {
-    Encoding.PNG: frame_pb2.IMAGE_ENCODING_PNG,
-    Encoding.JPEG: frame_pb2.IMAGE_ENCODING_JPEG,
-    Encoding.WEBP: frame_pb2.IMAGE_ENCODING_WEBP,
+    ImageEncoding.PNG: frame_pb2.IMAGE_ENCODING_PNG,
+    ImageEncoding.JPEG: frame_pb2.IMAGE_ENCODING_JPEG,
+    ImageEncoding.WEBP: frame_pb2.IMAGE_ENCODING_WEBP,
 }
 _ENCODINGS_BACK = {v: k for k, v in _ENCODINGS.items()}
 _BUTTONS = {
@@ -95,14 +96,14 @@ def display_from_proto(display: geometry_pb2.Display) -> DisplayInfo:
 # -- frames ---------------------------------------------------------------------------
 
 
-def encoding_to_proto(encoding: Encoding) -> frame_pb2.ImageEncoding.ValueType:
+def encoding_to_proto(encoding: ImageEncoding) -> frame_pb2.ImageEncoding.ValueType:
     return _ENCODINGS[encoding]
 
 
-def encoding_from_proto(value: frame_pb2.ImageEncoding.ValueType) -> Encoding:
+def encoding_from_proto(value: frame_pb2.ImageEncoding.ValueType) -> ImageEncoding:
     # UNSPECIFIED: PNG, the one encoding every daemon and model pipeline reads losslessly.
     if value == frame_pb2.IMAGE_ENCODING_UNSPECIFIED:
-        return Encoding.PNG
+        return ImageEncoding.PNG
     try:
         return _ENCODINGS_BACK[value]
     except KeyError:
@@ -438,7 +439,7 @@ def session_start(
     backend: Backend,
     displays: list[DisplayInfo],
     *,
-    encodings: tuple[Encoding, ...],
+    encodings: tuple[ImageEncoding, ...],
     max_steps: int,
     policy: str,
     resume_token: str = "",

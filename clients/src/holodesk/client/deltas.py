@@ -33,10 +33,11 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageChops
 
-from holodesk.client.frames import Encoding, FramePatch, FrameSpec
+from holodesk.client.frames import FramePatch, FrameSpec
 from holodesk.client.resize import Box, Downsizer
-from holodesk.data.png import encode_png
 from holodesk.platform.base import RowBands
+from holodesk.values.encoding import ImageEncoding
+from holodesk.values.png import encode_png
 
 TILE = 32
 # Above this fraction of the frame changed, a full frame is cheaper to make and send.
@@ -51,7 +52,7 @@ _MAX_COMPONENTS = 64
 class FramePayload:
     """A frame's payload: full (`data`) or a delta on `base_frame_id`."""
 
-    encoding: Encoding
+    encoding: ImageEncoding
     data: bytes = b""
     base_frame_id: str = ""
     patches: tuple[FramePatch, ...] = ()
@@ -163,18 +164,18 @@ def changed_within(before: Image.Image, after: Image.Image, box: Box) -> Box | N
     return Box(box.left + inner[0], box.top + inner[1], box.left + inner[2], box.top + inner[3])
 
 
-def encode_patch(image: Image.Image, encoding: Encoding) -> bytes:
+def encode_patch(image: Image.Image, encoding: ImageEncoding) -> bytes:
     """Lossless: a patch is pasted over pixels that must then be exact."""
-    if encoding is not Encoding.WEBP:
+    if encoding is not ImageEncoding.WEBP:
         return encode_png(image)
     buffer = io.BytesIO()
     image.save(buffer, "WEBP", lossless=True, quality=50, method=1)
     return buffer.getvalue()
 
 
-def patch_encoding(spec: FrameSpec) -> Encoding:
+def patch_encoding(spec: FrameSpec) -> ImageEncoding:
     """WebP lossless when the daemon asked for WebP (smaller), PNG otherwise."""
-    return Encoding.WEBP if spec.encoding is Encoding.WEBP else Encoding.PNG
+    return ImageEncoding.WEBP if spec.encoding is ImageEncoding.WEBP else ImageEncoding.PNG
 
 
 class DeltaEncoder:

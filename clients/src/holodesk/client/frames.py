@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from holodesk.platform.base import Region
-
-
-class Encoding(enum.Enum):
-    PNG = "png"
-    JPEG = "jpeg"
-    WEBP = "webp"
-
+from holodesk.values.encoding import ImageEncoding
 
 DEFAULT_QUALITY = 85
 
@@ -24,7 +17,7 @@ class FrameSpec:
 
     max_width: int = 0
     max_height: int = 0
-    encoding: Encoding = Encoding.PNG
+    encoding: ImageEncoding = ImageEncoding.PNG
     # 1-100 for lossy encodings.
     quality: int = DEFAULT_QUALITY
     max_bytes: int = 0
@@ -46,7 +39,7 @@ class FramePatch:
     y: int
     width: int
     height: int
-    encoding: Encoding
+    encoding: ImageEncoding
     data: bytes = field(repr=False)
 
 
@@ -65,7 +58,7 @@ class SentFrame:
     frame_id: str
     width: int
     height: int
-    encoding: Encoding
+    encoding: ImageEncoding
     data: bytes = field(repr=False)
     # Empty when the frame spans the whole virtual desktop.
     display_id: str

@@ -46,7 +46,7 @@ from holodesk.client.events import (
     Started,
 )
 from holodesk.client.executor import ActionExecutor, BatchReport
-from holodesk.client.frames import Encoding, SentFrame
+from holodesk.client.frames import SentFrame
 from holodesk.client.generation import Sampling
 from holodesk.client.halt import Halt, HaltReason, HaltState
 from holodesk.client.outcome import SessionOutcome, StepRecord
@@ -60,6 +60,7 @@ from holodesk.platform.base import Backend
 from holodesk.platform.errors import PlatformError
 from holodesk.platform.safety.hotkeys import HotkeyError, HotkeyListener
 from holodesk.proto.v1 import agent_pb2
+from holodesk.values.encoding import ImageEncoding
 
 __all__ = ["SessionOptions", "SessionOutcome", "StepRecord", "run_session"]
 
@@ -72,7 +73,7 @@ class SessionOptions:
     display: str | None = None
     max_steps: int = 0
     policy: str = ""
-    encodings: tuple[Encoding, ...] = tuple(Encoding)
+    encodings: tuple[ImageEncoding, ...] = tuple(ImageEncoding)
     # How the model samples this session (None: the daemon policy's defaults).
     sampling: Sampling | None = None
     # Keep each step's frame bytes in StepRecord.frame (else only its coordinate

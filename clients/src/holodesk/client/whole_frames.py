@@ -16,7 +16,8 @@ from dataclasses import replace
 
 from PIL import Image
 
-from holodesk.client.frames import Encoding, SentFrame
+from holodesk.client.frames import SentFrame
+from holodesk.values.encoding import ImageEncoding
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,9 @@ def whole_frames(frames: Sequence[SentFrame | None]) -> list[SentFrame | None]:
             image.paste(_decode(patch.data), (patch.x, patch.y))
         images[frame.frame_id] = image
         out.append(
-            replace(frame, data=_png(image), encoding=Encoding.PNG, base_frame_id="", patches=())
+            replace(
+                frame, data=_png(image), encoding=ImageEncoding.PNG, base_frame_id="", patches=()
+            )
         )
     return out
 

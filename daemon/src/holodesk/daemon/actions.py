@@ -15,6 +15,11 @@ from dataclasses import dataclass, field
 
 from holodesk.daemon.geometry import Point, Size
 
+# What became of an action: the contract's values, defined once in holodesk.values
+# (the client reports them with the same two); named here for the daemon's modules.
+from holodesk.values.actions import ActionResult as ActionResult
+from holodesk.values.actions import ActionStatus as ActionStatus
+
 
 class MouseButton(enum.Enum):
     LEFT = "left"
@@ -183,24 +188,6 @@ class Action:
     # The frame whose pixels the coordinates refer to; "" for actions without any.
     frame_id: str
     kind: ActionKind
-
-
-class ActionStatus(enum.Enum):
-    OK = "ok"
-    FAILED = "failed"
-    REJECTED = "rejected"
-    SKIPPED = "skipped"
-    # Never started: the batch did not reach the client, or its stream dropped first
-    # (reported on resume).
-    NOT_DELIVERED = "not_delivered"
-
-
-@dataclass(frozen=True)
-class ActionResult:
-    action_id: str
-    status: ActionStatus
-    error: str = ""
-    duration_ms: int = 0
 
 
 @dataclass(frozen=True)

@@ -20,10 +20,10 @@ from PIL import Image, UnidentifiedImageError
 
 from holodesk.daemon.errors import InvalidArgument
 from holodesk.daemon.frames import EncodedFrame, FramePatch, ImageEncoding
-from holodesk.data.png import exact_palette, paint_indexed
+from holodesk.values.png import exact_palette, paint_indexed
 
 # How frames the daemon encodes are stored: lossless (a later delta paints on exact
-# pixels) and fast. Screens of up to 256 colours (most: see holodesk.data.png) as
+# pixels) and fast. Screens of up to 256 colours (most: see holodesk.values.png) as
 # indexed PNG at zlib level 1: 3-5x faster to encode than the RGB alternatives and
 # what the client sends. Others as WebP lossless at its fastest effort: about as
 # fast as RGB PNG level 1 and 35-40% smaller (bench_client_pipeline.py measures both).

@@ -46,6 +46,8 @@ from pydantic import (
     field_validator,
 )
 
+from holodesk.values.encoding import ImageEncoding
+
 FORMAT_NAME: Final = "holodesk-recording"
 FORMAT_VERSION: Final = 1
 
@@ -55,8 +57,10 @@ FRAMES_DIR: Final = "frames"
 
 Outcome = Literal["succeeded", "failed", "cancelled", "step_limit", "time_limit"]
 OUTCOMES: Final[tuple[str, ...]] = ("succeeded", "failed", "cancelled", "step_limit", "time_limit")
-Encoding = Literal["png", "jpeg", "webp"]
-ENCODINGS: Final[tuple[str, ...]] = ("png", "jpeg", "webp")
+# A frame file's encoding: an ImageEncoding value (holodesk.values.encoding). A type
+# must spell its values; tests/values/test_values.py holds it to the enum.
+ImageEncodingValue = Literal["png", "jpeg", "webp"]
+ENCODINGS: Final[tuple[str, ...]] = tuple(encoding.value for encoding in ImageEncoding)
 _EXTENSIONS: Final = {"png": "png", "jpeg": "jpg", "webp": "webp"}
 
 JsonObject = dict[str, Any]
@@ -93,7 +97,7 @@ class FrameEvent(_Event):
     type: Literal["frame"] = "frame"
     frame_id: str
     file: str = Field(description="Path relative to the recording directory.")
-    encoding: Encoding
+    encoding: ImageEncodingValue
     width: int = Field(ge=0)
     height: int = Field(ge=0)
     display_id: str = ""

@@ -28,10 +28,9 @@ from holodesk.data.format import (
     RewardEvent,
 )
 from holodesk.data.reader import Recording, outcome_of
+from holodesk.values.encoding import ImageEncoding
 
 Json = dict[str, Any]
-
-_MIME_TYPES = {"png": "image/png", "jpeg": "image/jpeg", "webp": "image/webp"}
 
 
 @dataclass(frozen=True)
@@ -55,7 +54,7 @@ class FrameRef:
 
     @property
     def mime_type(self) -> str:
-        return _MIME_TYPES[self.event.encoding]
+        return ImageEncoding(self.event.encoding).mime_type
 
 
 @dataclass(frozen=True)

@@ -70,10 +70,12 @@ def prepare_root(root: str | os.PathLike[str]) -> Path:
 
 
 def _fsync_directory(path: Path) -> None:
-    # Makes a new or renamed entry durable; directories cannot be opened on Windows.
-    if os.name == "nt":
+    # Makes a new or renamed entry durable. A directory opens only where the OS has
+    # O_DIRECTORY (POSIX; not Windows, whose entries need no such sync).
+    directory_flag = getattr(os, "O_DIRECTORY", None)
+    if directory_flag is None:
         return
-    fd = os.open(path, os.O_RDONLY)
+    fd = os.open(path, os.O_RDONLY | directory_flag)
     try:
         os.fsync(fd)
     finally:

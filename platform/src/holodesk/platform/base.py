@@ -21,7 +21,8 @@ from PIL import Image
 
 from holodesk.platform.errors import InputError, InputInterruptedError
 from holodesk.platform.interrupt import NEVER, StopSignal
-from holodesk.platform.keys import MODIFIERS, normalize_key
+from holodesk.platform.keys import normalize_key
+from holodesk.values.keys import MODIFIERS
 
 T = TypeVar("T")
 

@@ -72,6 +72,12 @@ def resolve_backend_name(name: str | None, environ: Mapping[str, str], platform:
     return normalized
 
 
+def chosen_backend_name(name: str | None = None) -> str:
+    """The backend `open_backend(name)` would open, without opening it: callers that
+    shape a backend's options ask here rather than check the OS themselves."""
+    return resolve_backend_name(name, os.environ, sys.platform)
+
+
 def available_backends() -> list[str]:
     """Names of the backend modules installed."""
     return sorted(info.name for info in pkgutil.iter_modules(backends.__path__))
@@ -79,7 +85,7 @@ def available_backends() -> list[str]:
 
 def open_backend(name: str | None = None, **options: Any) -> Backend:
     """Open a backend: `name`, else $HOLODESK_PLATFORM_BACKEND, else the OS's own."""
-    chosen = resolve_backend_name(name, os.environ, sys.platform)
+    chosen = chosen_backend_name(name)
     from_env = name is None and bool(os.environ.get(ENV_VAR, "").strip())
     origin = f" (set by {ENV_VAR})" if from_env else ""
     if chosen not in available_backends():

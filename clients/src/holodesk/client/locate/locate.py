@@ -18,14 +18,15 @@ import grpc.aio
 from PIL import Image, UnidentifiedImageError
 
 from holodesk.client import convert
-from holodesk.client.frames import Encoding, SentFrame
+from holodesk.client.frames import SentFrame
 from holodesk.client.locations import Location
 from holodesk.platform.base import Region
 from holodesk.proto.v1 import agent_pb2_grpc
+from holodesk.values.encoding import ImageEncoding
 
 # The daemon's limit on descriptions per Locate request.
 DEFAULT_BATCH = 64
-_AS_IS = {"PNG": Encoding.PNG, "JPEG": Encoding.JPEG, "WEBP": Encoding.WEBP}
+_AS_IS = {"PNG": ImageEncoding.PNG, "JPEG": ImageEncoding.JPEG, "WEBP": ImageEncoding.WEBP}
 
 
 class ImageError(ValueError):
@@ -55,7 +56,7 @@ def load_image(path: Path) -> LoadedImage:
             width, height = image.size
             encoding = _AS_IS.get(image.format or "")
             if encoding is None:
-                encoding, data = Encoding.PNG, _png(image)
+                encoding, data = ImageEncoding.PNG, _png(image)
     except (OSError, UnidentifiedImageError, Image.DecompressionBombError) as error:
         raise ImageError(f"cannot read {path} as an image: {error}") from error
     frame = SentFrame(

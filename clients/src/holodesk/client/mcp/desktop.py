@@ -42,13 +42,14 @@ from PIL import Image
 from holodesk.client import actions as a
 from holodesk.client.capture import ALL_DISPLAYS, downsize, find_display, fit_size
 from holodesk.client.executor import ActionExecutor
-from holodesk.client.frames import Encoding, SentFrame
+from holodesk.client.frames import SentFrame
 from holodesk.client.halt import Halt, HaltReason
 from holodesk.client.safety import SafetyGuard, SafetySettings
 from holodesk.client.safety.redact import redact
-from holodesk.data.png import encode_png
 from holodesk.platform.base import Backend, DisplayInfo, Region
 from holodesk.platform.safety.hotkeys import HotkeyError, HotkeyListener
+from holodesk.values.encoding import ImageEncoding
+from holodesk.values.png import encode_png
 
 T = TypeVar("T")
 
@@ -195,7 +196,7 @@ class Desktop:
             frame_id=SCREEN_FRAME_ID,
             width=desktop.width,
             height=desktop.height,
-            encoding=Encoding.PNG,
+            encoding=ImageEncoding.PNG,
             data=b"",
             display_id="",
             source=desktop,

@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from holodesk.client.channel import ChannelSettings, open_channel
-from holodesk.client.frames import Encoding, SentFrame
+from holodesk.client.frames import SentFrame
 from holodesk.client.locate.locate import LoadedImage, locate
 from holodesk.client.locations import Location
 from holodesk.client.mcp.desktop import Screenshot
+from holodesk.values.encoding import ImageEncoding
 
 
 async def locate_on_screen(
@@ -35,7 +36,7 @@ async def locate_on_screen(
         frame_id=uuid.uuid4().hex,
         width=region.width,
         height=region.height,
-        encoding=Encoding.PNG,
+        encoding=ImageEncoding.PNG,
         data=shot.png,
         display_id=shot.display_id,
         source=region,

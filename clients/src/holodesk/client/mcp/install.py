@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from holodesk.platform.app_folders import app_settings_folder
+
 HOSTS = ("claude-desktop", "claude-code", "cursor")
 SCOPES = ("user", "project")
 DEFAULT_NAME = "holodesk"
@@ -76,21 +78,17 @@ def config_path(
     *,
     home: Path | None = None,
     project: Path | None = None,
-    platform: str = sys.platform,
+    platform: str | None = None,
     environ: Mapping[str, str] = os.environ,
 ) -> Path:
-    """Where `host` keeps its MCP servers for `scope` (InstallError if it has none)."""
+    """Where `host` keeps its MCP servers for `scope` (InstallError if it has none);
+    `platform` ("darwin", "win32", "linux"; None: this machine's) picks the OS's folders."""
     home = home or Path.home()
     project = project or Path.cwd()
     if host == "claude-desktop":
         if scope != "user":
             raise InstallError("Claude Desktop has one configuration per user: use --scope user")
-        if platform == "darwin":
-            folder = home / "Library" / "Application Support" / "Claude"
-        elif platform == "win32":
-            folder = Path(environ.get("APPDATA") or home / "AppData" / "Roaming") / "Claude"
-        else:
-            folder = Path(environ.get("XDG_CONFIG_HOME") or home / ".config") / "Claude"
+        folder = app_settings_folder(home, environ, platform) / "Claude"
         return folder / "claude_desktop_config.json"
     if host == "claude-code":
         return home / ".claude.json" if scope == "user" else project / ".mcp.json"

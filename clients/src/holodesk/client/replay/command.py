@@ -7,7 +7,6 @@ matches the recording within the threshold, 1 otherwise.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -34,7 +33,7 @@ from holodesk.client.shown import shown
 from holodesk.data.format import RecordingError
 from holodesk.data.stepview import LoadedRecording
 from holodesk.platform.errors import PlatformError
-from holodesk.platform.select import open_backend, resolve_backend_name
+from holodesk.platform.select import chosen_backend_name, open_backend
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -133,7 +132,7 @@ def backend_options(
     name: str | None, url: str | None, recording: LoadedRecording
 ) -> dict[str, Any]:
     """Options for open_backend: a web page opens at the recorded page's size and scale."""
-    if resolve_backend_name(name, os.environ, sys.platform) != "web":
+    if chosen_backend_name(name) != "web":
         if url:
             raise ValueError("--url is for the web backend (--backend web)")
         return {}

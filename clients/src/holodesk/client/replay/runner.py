@@ -30,7 +30,7 @@ from holodesk.client import actions as a
 from holodesk.client import convert
 from holodesk.client.capture import downsize, encode_within
 from holodesk.client.executor import ActionExecutor
-from holodesk.client.frames import DEFAULT_QUALITY, Encoding, FrameSpec, SentFrame
+from holodesk.client.frames import DEFAULT_QUALITY, FrameSpec, SentFrame
 from holodesk.client.replay.compare import (
     DEFAULT_TOLERANCE,
     FrameDiff,
@@ -41,6 +41,7 @@ from holodesk.client.replay.compare import (
 from holodesk.data.stepview import FrameRef, LoadedRecording, StepView
 from holodesk.platform.base import Backend, Region
 from holodesk.proto.v1 import agent_pb2, frame_pb2
+from holodesk.values.encoding import ImageEncoding
 
 DEFAULT_THRESHOLD = 0.02
 # Share of the densest text-line window that may differ (compare.py): above a
@@ -146,7 +147,7 @@ def sent_frame(frame: FrameRef) -> SentFrame:
         frame_id=frame.frame_id,
         width=frame.width,
         height=frame.height,
-        encoding=Encoding(frame.event.encoding),
+        encoding=ImageEncoding(frame.event.encoding),
         data=b"",
         display_id=frame.event.display_id,
         source=Region(source.x, source.y, source.width, source.height),
@@ -275,7 +276,7 @@ class Replayer:
             image = image.convert("RGB")
         image = downsize(image, (frame.width, frame.height))
         spec = FrameSpec(
-            encoding=Encoding(frame.event.encoding), quality=self._quality or DEFAULT_QUALITY
+            encoding=ImageEncoding(frame.event.encoding), quality=self._quality or DEFAULT_QUALITY
         )
         with Image.open(io.BytesIO(encode_within(image, spec))) as decoded:
             return decoded.convert("RGB")

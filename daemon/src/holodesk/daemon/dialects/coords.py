@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from holodesk.daemon.geometry import Point, Size
+from holodesk.values.fit import fit_in_box as fit
 
 
 class CoordinateConvention(enum.Enum):
@@ -241,15 +242,9 @@ def qwen_smart_resize(size: Size, factor: int, min_pixels: int, max_pixels: int)
 
 
 def fit_in_box(size: Size, max_width: int, max_height: int) -> Size:
-    """Largest size inside the box with the same aspect ratio; 0 means unbounded."""
-    scale = 1.0
-    if max_width > 0:
-        scale = min(scale, max_width / size.width)
-    if max_height > 0:
-        scale = min(scale, max_height / size.height)
-    if scale >= 1.0:
-        return size
-    return Size(max(1, round(size.width * scale)), max(1, round(size.height * scale)))
+    """Largest size inside the box with the same aspect ratio; 0 means unbounded.
+    The contract's rule, shared with the client: holodesk.values.fit."""
+    return Size(*fit(size.width, size.height, max_width, max_height))
 
 
 @dataclass(frozen=True)

@@ -14,45 +14,18 @@ from typing import Any
 from holodesk.daemon.dialects.base import DialectParseError
 from holodesk.daemon.dialects.coords import ImageGeometry
 from holodesk.daemon.geometry import Box, Point
+from holodesk.values import keys as _keys
 
-# The contract's key vocabulary (protos/holodesk/v1/action.proto), the daemon's one
-# copy: parsers, schemas, prompts and docs all read it from here. Its definition is
-# the platform layer's keys module (platform/keys.py), which the daemon may not import
-# (a GPU host does not install the platform layer);
-# tests/daemon/test_dialect_action_space.py holds the two equal.
-MODIFIER_NAMES: tuple[str, ...] = ("ctrl", "shift", "alt", "meta")
-# Left/right-specific modifiers (keys only: a click or drag holds side-neutral ones).
-SIDED_MODIFIER_NAMES: tuple[str, ...] = tuple(
-    f"{modifier}_{side}" for modifier in MODIFIER_NAMES for side in ("l", "r")
-)
-FUNCTION_KEY_NAMES: tuple[str, ...] = tuple(f"f{i}" for i in range(1, 25))
-EDITING_KEY_NAMES: tuple[str, ...] = (
-    "enter", "tab", "space", "backspace", "delete", "escape",
-    "up", "down", "left", "right", "home", "end", "pageup", "pagedown",
-    "insert", "capslock", "printscreen", "menu",
-)  # fmt: skip
-KEYPAD_KEY_NAMES: tuple[str, ...] = (
-    *(f"kp_{n}" for n in range(10)),
-    "kp_enter", "kp_add", "kp_subtract", "kp_multiply", "kp_divide", "kp_decimal",
-)  # fmt: skip
-MEDIA_KEY_NAMES: tuple[str, ...] = (
-    "volume_mute", "volume_down", "volume_up",
-    "media_play_pause", "media_stop", "media_next", "media_previous",
-)  # fmt: skip
-BROWSER_KEY_NAMES: tuple[str, ...] = (
-    "browser_back", "browser_forward", "browser_refresh", "browser_stop",
-    "browser_search", "browser_favorites", "browser_home",
-)  # fmt: skip
-NAMED_KEY_NAMES: tuple[str, ...] = (
-    *EDITING_KEY_NAMES,
-    *FUNCTION_KEY_NAMES,
-    *KEYPAD_KEY_NAMES,
-    *MEDIA_KEY_NAMES,
-    *BROWSER_KEY_NAMES,
-)
-# Every name a key field may hold (one character aside), modifiers first.
-KEY_VOCABULARY: tuple[str, ...] = (*MODIFIER_NAMES, *SIDED_MODIFIER_NAMES, *NAMED_KEY_NAMES)
-MODIFIER_KEYS = frozenset((*MODIFIER_NAMES, *SIDED_MODIFIER_NAMES))
+# The contract's key vocabulary (protos/holodesk/v1/action.proto) under the names the
+# parsers, schemas, prompts and docs read; its one definition is holodesk.values.keys.
+MODIFIER_NAMES = _keys.MODIFIERS
+EDITING_KEY_NAMES = _keys.EDITING_KEYS
+KEYPAD_KEY_NAMES = _keys.KEYPAD_KEYS
+MEDIA_KEY_NAMES = _keys.MEDIA_KEYS
+BROWSER_KEY_NAMES = _keys.BROWSER_KEYS
+NAMED_KEY_NAMES = _keys.NAMED_KEYS
+KEY_VOCABULARY = _keys.VOCABULARY
+MODIFIER_KEYS = frozenset(_keys.MODIFIER_KEYS)
 NAMED_KEYS = frozenset(NAMED_KEY_NAMES)
 
 

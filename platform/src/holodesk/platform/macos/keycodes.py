@@ -8,8 +8,8 @@ fallback when the current layout cannot be read (see `QuartzApi.keyboard_layout`
 from __future__ import annotations
 
 from holodesk.platform.errors import InputError
-from holodesk.platform.keys import BROWSER_KEYS, KEYPAD_KEYS, MEDIA_KEYS
 from holodesk.platform.macos import cg
+from holodesk.values.keys import BROWSER_KEYS, KEYPAD_KEYS, MEDIA_KEYS
 
 NAMED_KEYCODES: dict[str, int] = {
     "meta": 0x37,  # kVK_Command

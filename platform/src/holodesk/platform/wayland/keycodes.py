@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from evdev import ecodes
 
-from holodesk.platform.keys import FUNCTION_KEYS
+from holodesk.values.keys import FUNCTION_KEYS
 
 NAMED_KEYCODES: dict[str, int] = {
     "ctrl": ecodes.KEY_LEFTCTRL,

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from holodesk.platform.keys import FUNCTION_KEYS, side_neutral
+from holodesk.platform.keys import side_neutral
+from holodesk.values.keys import FUNCTION_KEYS
 
 # Input.dispatchKeyEvent / dispatchMouseEvent `modifiers` bits.
 MODIFIER_BITS: dict[str, int] = {"alt": 1, "ctrl": 2, "meta": 4, "shift": 8}

@@ -10,7 +10,7 @@ code. Numpad Enter is VK_RETURN with the extended flag, as a keyboard sends it.
 from __future__ import annotations
 
 from holodesk.platform.errors import InputError
-from holodesk.platform.keys import FUNCTION_KEYS
+from holodesk.values.keys import FUNCTION_KEYS
 
 VK_BACK = 0x08
 VK_TAB = 0x09

@@ -22,9 +22,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from holodesk.platform.errors import InputError
-from holodesk.platform.keys import VOCABULARY
 from holodesk.platform.wayland.keycodes import NAMED_KEYCODES, US_CHARACTERS
 from holodesk.platform.x11.keysyms import NAMED_KEYSYMS, keysym_for_char
+from holodesk.values.keys import VOCABULARY
 
 XKB_OFFSET = 8  # xkb keycode = evdev keycode + 8
 MAX_EVDEV_KEYCODE = 255 - XKB_OFFSET

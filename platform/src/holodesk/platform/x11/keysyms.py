@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 
 from holodesk.platform.errors import InputError
-from holodesk.platform.keys import KEYPAD_KEYS
+from holodesk.values.keys import KEYPAD_KEYS
 
 # keysymdef.h values, written out so this module needs no X library.
 NAMED_KEYSYMS: dict[str, int] = {

@@ -1,0 +1,1 @@
+"""Tests of holodesk.values: the contract's plain values and rules."""
