@@ -11,6 +11,7 @@ a random model's constrained calls end within a few hundred tokens on 2 cores.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from holodesk.daemon.actions import Action, ActionResult, ActionStatus, Click, HistoryStep
 from holodesk.daemon.dialects import get_dialect
@@ -27,11 +28,35 @@ TOOL_DIALECTS = ("nemotron-tools", "hdesktop-tools")
 
 
 class ShortToolDialect(ToolDialect):
-    """The dialect with a one-line system prompt and short free strings in its tools."""
+    """The dialect with a one-line system prompt, and tools with short free strings and
+    key enums cut to a few names (the whole key vocabulary in every key field of the
+    twelve hdesktop tools is more than the tiny model's 8192-token context)."""
 
     def tool_use(self) -> ToolUse:
         use = super().tool_use()
-        return replace(use, tools=tuple(short_strings(t) for t in use.tools))
+        return replace(use, tools=tuple(short_enums(short_strings(t)) for t in use.tools))
+
+
+def short_enums(node: Any) -> Any:
+    """Every enum of more than 8 values cut to its first 8, free strings held to
+    letters, and the argument descriptions dropped (in place)."""
+    if isinstance(node, list):
+        for item in node:
+            short_enums(item)
+    elif isinstance(node, dict):
+        if isinstance(node.get("enum"), list) and len(node["enum"]) > 8:
+            node["enum"] = node["enum"][:8]
+        if node.get("type") == "string" and not {"enum", "const", "pattern"} & set(node):
+            # Letters only: xgrammar lets a raw control character into a JSON string,
+            # which the hermes parser's json.loads then refuses (the call is lost). The
+            # length goes into the pattern: with one, xgrammar ignores maxLength.
+            low, high = node.get("minLength", 0), node.get("maxLength", 6)
+            node["pattern"] = f"^[a-z]{{{low},{high}}}$"
+        if node.get("type") != "function" and isinstance(node.get("description"), str):
+            del node["description"]
+        for value in node.values():
+            short_enums(value)
+    return node
 
 
 def short_dialect(name: str) -> ShortToolDialect:
