@@ -18,7 +18,7 @@ def test_a_daemon_button_reaches_the_platform_as_itself(button: daemon.MouseButt
     action = daemon.Action("a1", "f1", daemon.Click(Point(3, 4), button=button))
     wire = action_pb2.Action.FromString(daemon_convert.action_to_pb(action).SerializeToString())
     assert action_pb2.MouseButton.Name(wire.click.button) == f"MOUSE_BUTTON_{button.name}"
-    received = client_convert.action_from_proto(wire)
+    received = client_convert.action_from_pb(wire)
     assert isinstance(received, ClientClick)
     assert received.button == MouseButton(button.value)
 

@@ -178,7 +178,7 @@ def specs(width: int, height: int) -> dict[str, FrameSpec]:
         "ocr": OcrPolicy().frame_spec(accepted, screen),
     }
     return {
-        name: client_convert.frame_spec_from_proto(
+        name: client_convert.frame_spec_from_pb(
             daemon_convert.frame_spec_to_pb(replace(spec, accept_deltas=True))
         )
         for name, spec in chosen.items()
@@ -210,7 +210,7 @@ def timed(function: Callable[[], Any]) -> tuple[float, Any]:
 
 def wire_size(frame: SentFrame) -> int:
     """Bytes of the Frame message as it goes on the wire (ids and geometry included)."""
-    return len(client_convert.frame_to_proto(frame).SerializeToString())
+    return len(client_convert.frame_to_pb(frame).SerializeToString())
 
 
 def per_frame(desk: Desktop, spec: FrameSpec, count: int) -> dict[str, Any]:
@@ -284,7 +284,7 @@ class DaemonSide:
         self.rebuild_seconds: list[float] = []
 
     def receive(self, frame: SentFrame) -> EncodedFrame:
-        wire = frame_pb2.Frame.FromString(client_convert.frame_to_proto(frame).SerializeToString())
+        wire = frame_pb2.Frame.FromString(client_convert.frame_to_pb(frame).SerializeToString())
         if wire.base_frame_id:
             delta = daemon_convert.frame_delta_from_pb(wire, "frame")
             start = time.perf_counter()

@@ -14,6 +14,7 @@ from holodesk.platform.backends import fake
 from holodesk.platform.base import DisplayInfo, MouseButton, Region
 from holodesk.proto.v1 import action_pb2, agent_pb2, frame_pb2
 from holodesk.values.encoding import ImageEncoding
+from tests.support import client_wire
 
 P = a.FramePoint
 ACTIONS: list[a.Action] = [
@@ -42,13 +43,13 @@ ACTIONS: list[a.Action] = [
 
 @pytest.mark.parametrize("action", ACTIONS, ids=lambda x: type(x).__name__)
 def test_actions_round_trip(action: a.Action) -> None:
-    wire = action_pb2.Action.FromString(convert.action_to_proto(action).SerializeToString())
-    assert convert.action_from_proto(wire) == action
+    wire = action_pb2.Action.FromString(client_wire.action_to_pb(action).SerializeToString())
+    assert convert.action_from_pb(wire) == action
 
 
 def test_proto_defaults_become_explicit_values() -> None:
     pb = action_pb2.Action(action_id="c", frame_id="f", click=action_pb2.ClickAction())
-    assert convert.action_from_proto(pb) == a.Click(
+    assert convert.action_from_pb(pb) == a.Click(
         action_id="c", frame_id="f", point=P(0, 0), button=MouseButton.LEFT, count=1
     )
 
@@ -68,7 +69,7 @@ def test_proto_defaults_become_explicit_values() -> None:
     ],
 )
 def test_unreadable_actions_become_unsupported(pb: action_pb2.Action, reason: str) -> None:
-    action = convert.action_from_proto(pb)
+    action = convert.action_from_pb(pb)
     assert isinstance(action, a.Unsupported)
     assert action.action_id == "x"
     assert reason in action.reason
@@ -86,30 +87,30 @@ def test_frame_round_trip() -> None:
         scale_factor=2.0,
         captured_at=datetime(2026, 3, 1, 12, 30, 15, 123456, tzinfo=UTC),
     )
-    pb = convert.frame_to_proto(frame)
+    pb = convert.frame_to_pb(frame)
     assert pb.source.x == -2560
     assert pb.size.width == 1280
     assert pb.encoding == frame_pb2.IMAGE_ENCODING_WEBP
-    assert convert.frame_from_proto(frame_pb2.Frame.FromString(pb.SerializeToString())) == frame
+    assert client_wire.frame_from_pb(frame_pb2.Frame.FromString(pb.SerializeToString())) == frame
 
 
 @pytest.mark.parametrize("status", list(a.ActionStatus))
 def test_result_round_trip(status: a.ActionStatus) -> None:
     result = a.ActionResult("id", status, "why", 17)
-    assert convert.result_from_proto(convert.result_to_proto(result)) == result
+    assert client_wire.result_from_pb(convert.result_to_pb(result)) == result
 
 
 def test_display_round_trip() -> None:
     display = DisplayInfo("DP-1", Region(-1920, 0, 1920, 1080), 1.25, primary=False, name="left")
-    assert convert.display_from_proto(convert.display_to_proto(display)) == display
+    assert client_wire.display_from_pb(convert.display_to_pb(display)) == display
 
 
 def test_frame_spec_defaults_and_round_trip() -> None:
-    assert convert.frame_spec_from_proto(frame_pb2.FrameSpec()) == FrameSpec()
+    assert convert.frame_spec_from_pb(frame_pb2.FrameSpec()) == FrameSpec()
     spec = FrameSpec(1280, 720, ImageEncoding.JPEG, 70, 1_000_000)
-    assert convert.frame_spec_from_proto(convert.frame_spec_to_proto(spec)) == spec
+    assert convert.frame_spec_from_pb(client_wire.frame_spec_to_pb(spec)) == spec
     with pytest.raises(convert.ConversionError, match="quality"):
-        convert.frame_spec_from_proto(frame_pb2.FrameSpec(quality=101))
+        convert.frame_spec_from_pb(frame_pb2.FrameSpec(quality=101))
 
 
 def test_session_start_carries_client_and_displays() -> None:
@@ -143,8 +144,8 @@ def test_ended_outcomes() -> None:
     ended = agent_pb2.SessionEnded(
         outcome=agent_pb2.SESSION_OUTCOME_STEP_LIMIT, reason="limit", steps=3
     )
-    assert convert.ended_from_proto(ended).outcome is Outcome.STEP_LIMIT
+    assert convert.ended_from_pb(ended).outcome is Outcome.STEP_LIMIT
     timed_out = agent_pb2.SessionEnded(outcome=agent_pb2.SESSION_OUTCOME_TIME_LIMIT)
-    assert convert.ended_from_proto(timed_out).outcome is Outcome.TIME_LIMIT
+    assert convert.ended_from_pb(timed_out).outcome is Outcome.TIME_LIMIT
     with pytest.raises(convert.ConversionError, match="unknown outcome"):
-        convert.ended_from_proto(agent_pb2.SessionEnded())
+        convert.ended_from_pb(agent_pb2.SessionEnded())

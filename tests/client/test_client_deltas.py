@@ -30,6 +30,7 @@ from holodesk.platform.base import DisplayInfo, Region, RowBands
 from holodesk.platform.mss_grabber import row_bands
 from holodesk.proto.v1 import frame_pb2
 from holodesk.values.encoding import ImageEncoding
+from tests.support import client_wire
 
 LIMITS = FrameLimits(max_bytes=1 << 24, max_pixels=1 << 26)
 
@@ -41,7 +42,7 @@ class Daemon:
         self.held: deque[EncodedFrame] = deque(maxlen=window)
 
     def receive(self, sent: SentFrame) -> EncodedFrame:
-        wire = frame_pb2.Frame.FromString(client_convert.frame_to_proto(sent).SerializeToString())
+        wire = frame_pb2.Frame.FromString(client_convert.frame_to_pb(sent).SerializeToString())
         if wire.base_frame_id:
             delta = daemon_convert.frame_delta_from_pb(wire, "observation.frame")
             frame = asyncio.run(frame_deltas.resolve(delta, self.held, LIMITS, "observation.frame"))
@@ -221,7 +222,7 @@ def test_an_unchanged_screen_is_a_delta_without_patches() -> None:
     assert second.base_frame_id == first.frame_id
     assert third.base_frame_id == second.frame_id  # always on the previous frame
     assert (second.patches, second.data, second.wire_bytes) == ((), b"", 0)
-    wire = client_convert.frame_to_proto(second)
+    wire = client_convert.frame_to_pb(second)
     assert wire.encoding == frame_pb2.IMAGE_ENCODING_UNSPECIFIED
     assert (wire.data, wire.base_frame_id) == (b"", first.frame_id)
 
@@ -325,8 +326,8 @@ def test_webp_sessions_get_lossless_webp_patches() -> None:
 
 def test_frame_spec_accept_deltas_round_trips() -> None:
     spec = FrameSpec(max_width=100, accept_deltas=True)
-    assert client_convert.frame_spec_from_proto(client_convert.frame_spec_to_proto(spec)) == spec
-    assert not client_convert.frame_spec_from_proto(frame_pb2.FrameSpec()).accept_deltas
+    assert client_convert.frame_spec_from_pb(client_wire.frame_spec_to_pb(spec)) == spec
+    assert not client_convert.frame_spec_from_pb(frame_pb2.FrameSpec()).accept_deltas
 
 
 def test_delta_frames_round_trip_through_the_clients_converter() -> None:
@@ -335,7 +336,7 @@ def test_delta_frames_round_trip_through_the_clients_converter() -> None:
     capturer.capture()
     paint(screen, (5, 5, 15, 15), 2, noise=True)
     sent = capturer.capture()
-    back = client_convert.frame_from_proto(client_convert.frame_to_proto(sent))
+    back = client_wire.frame_from_pb(client_convert.frame_to_pb(sent))
     assert back.base_frame_id == sent.base_frame_id
     assert back.patches == sent.patches
 

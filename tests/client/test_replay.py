@@ -18,7 +18,6 @@ from google.protobuf import json_format
 from PIL import Image, ImageDraw
 
 from holodesk.client import actions as a
-from holodesk.client import convert
 from holodesk.client.capture import FrameCapturer
 from holodesk.client.cli import main
 from holodesk.client.exit_codes import ExitCode
@@ -37,6 +36,7 @@ from holodesk.data.writer import RecordingWriter
 from holodesk.platform.backends import fake
 from holodesk.platform.backends.fake import Button, Key, Move, Text
 from holodesk.platform.base import DisplayInfo, MouseButton, Region
+from tests.support import client_wire
 
 SPEC = FrameSpec(max_width=640, max_height=400)
 Json = dict[str, Any]
@@ -46,7 +46,7 @@ FRAME = "{frame}"
 
 def as_json(action: a.Action) -> Json:
     return json_format.MessageToDict(
-        convert.action_to_proto(action), preserving_proto_field_name=True
+        client_wire.action_to_pb(action), preserving_proto_field_name=True
     )
 
 
@@ -70,7 +70,7 @@ def record(
         policy="scripted",
         client=ClientInfo(os="fake", backend="fake"),
         frame_spec=json_format.MessageToDict(
-            convert.frame_spec_to_proto(SPEC), preserving_proto_field_name=True
+            client_wire.frame_spec_to_pb(SPEC), preserving_proto_field_name=True
         ),
         started_at=started,
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import platform as stdlib_platform
 import socket
 from collections.abc import Sequence
-from datetime import UTC
 from importlib import metadata
 
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -48,7 +47,6 @@ _STATUSES = {
     a.ActionStatus.SKIPPED: action_pb2.ACTION_STATUS_SKIPPED,
     a.ActionStatus.NOT_DELIVERED: action_pb2.ACTION_STATUS_NOT_DELIVERED,
 }
-_STATUSES_BACK = {v: k for k, v in _STATUSES.items()}
 _OUTCOMES = {
     agent_pb2.SESSION_OUTCOME_SUCCEEDED: Outcome.SUCCEEDED,
     agent_pb2.SESSION_OUTCOME_FAILED: Outcome.FAILED,
@@ -65,28 +63,18 @@ class ConversionError(ValueError):
 # -- geometry -------------------------------------------------------------------------
 
 
-def region_to_proto(region: Region) -> geometry_pb2.Rect:
+def region_to_pb(region: Region) -> geometry_pb2.Rect:
     return geometry_pb2.Rect(x=region.x, y=region.y, width=region.width, height=region.height)
 
 
-def region_from_proto(rect: geometry_pb2.Rect) -> Region:
+def region_from_pb(rect: geometry_pb2.Rect) -> Region:
     return Region(rect.x, rect.y, rect.width, rect.height)
 
 
-def display_to_proto(display: DisplayInfo) -> geometry_pb2.Display:
+def display_to_pb(display: DisplayInfo) -> geometry_pb2.Display:
     return geometry_pb2.Display(
         display_id=display.display_id,
-        bounds=region_to_proto(display.bounds),
-        scale_factor=display.scale_factor,
-        primary=display.primary,
-        name=display.name,
-    )
-
-
-def display_from_proto(display: geometry_pb2.Display) -> DisplayInfo:
-    return DisplayInfo(
-        display_id=display.display_id,
-        bounds=region_from_proto(display.bounds),
+        bounds=region_to_pb(display.bounds),
         scale_factor=display.scale_factor,
         primary=display.primary,
         name=display.name,
@@ -96,11 +84,11 @@ def display_from_proto(display: geometry_pb2.Display) -> DisplayInfo:
 # -- frames ---------------------------------------------------------------------------
 
 
-def encoding_to_proto(encoding: ImageEncoding) -> frame_pb2.ImageEncoding.ValueType:
+def encoding_to_pb(encoding: ImageEncoding) -> frame_pb2.ImageEncoding.ValueType:
     return _ENCODINGS[encoding]
 
 
-def encoding_from_proto(value: frame_pb2.ImageEncoding.ValueType) -> ImageEncoding:
+def encoding_from_pb(value: frame_pb2.ImageEncoding.ValueType) -> ImageEncoding:
     # UNSPECIFIED: PNG, the one encoding every daemon and model pipeline reads losslessly.
     if value == frame_pb2.IMAGE_ENCODING_UNSPECIFIED:
         return ImageEncoding.PNG
@@ -110,82 +98,45 @@ def encoding_from_proto(value: frame_pb2.ImageEncoding.ValueType) -> ImageEncodi
         raise ConversionError(f"unknown image encoding {value}") from None
 
 
-def frame_spec_from_proto(spec: frame_pb2.FrameSpec) -> FrameSpec:
+def frame_spec_from_pb(spec: frame_pb2.FrameSpec) -> FrameSpec:
     quality = spec.quality or DEFAULT_QUALITY
     if quality > 100:
         raise ConversionError(f"frame spec quality must be 1-100, got {quality}")
     return FrameSpec(
         max_width=spec.max_width,
         max_height=spec.max_height,
-        encoding=encoding_from_proto(spec.encoding),
+        encoding=encoding_from_pb(spec.encoding),
         quality=quality,
         max_bytes=spec.max_bytes,
         accept_deltas=spec.accept_deltas,
     )
 
 
-def frame_spec_to_proto(spec: FrameSpec) -> frame_pb2.FrameSpec:
-    return frame_pb2.FrameSpec(
-        max_width=spec.max_width,
-        max_height=spec.max_height,
-        encoding=encoding_to_proto(spec.encoding),
-        quality=spec.quality,
-        max_bytes=spec.max_bytes,
-        accept_deltas=spec.accept_deltas,
-    )
-
-
-def frame_to_proto(frame: SentFrame) -> frame_pb2.Frame:
+def frame_to_pb(frame: SentFrame) -> frame_pb2.Frame:
     captured_at = Timestamp()
     captured_at.FromDatetime(frame.captured_at)
     out = frame_pb2.Frame(
         frame_id=frame.frame_id,
         size=geometry_pb2.Size(width=frame.width, height=frame.height),
         display_id=frame.display_id,
-        source=region_to_proto(frame.source),
+        source=region_to_pb(frame.source),
         scale_factor=frame.scale_factor,
         captured_at=captured_at,
     )
     if frame.is_delta:  # encoding and data stay empty: the patches are the pixels
         out.base_frame_id = frame.base_frame_id
-        out.patches.extend(patch_to_proto(p) for p in frame.patches)
+        out.patches.extend(patch_to_pb(p) for p in frame.patches)
     else:
-        out.encoding = encoding_to_proto(frame.encoding)
+        out.encoding = encoding_to_pb(frame.encoding)
         out.data = frame.data
     return out
 
 
-def patch_to_proto(patch: FramePatch) -> frame_pb2.FramePatch:
+def patch_to_pb(patch: FramePatch) -> frame_pb2.FramePatch:
     return frame_pb2.FramePatch(
         rect=geometry_pb2.Rect(x=patch.x, y=patch.y, width=patch.width, height=patch.height),
-        encoding=encoding_to_proto(patch.encoding),
+        encoding=encoding_to_pb(patch.encoding),
         data=patch.data,
-    )
-
-
-def frame_from_proto(frame: frame_pb2.Frame) -> SentFrame:
-    return SentFrame(
-        frame_id=frame.frame_id,
-        width=frame.size.width,
-        height=frame.size.height,
-        encoding=encoding_from_proto(frame.encoding),
-        data=frame.data,
-        display_id=frame.display_id,
-        source=region_from_proto(frame.source),
-        scale_factor=frame.scale_factor,
-        captured_at=frame.captured_at.ToDatetime(tzinfo=UTC),
-        base_frame_id=frame.base_frame_id,
-        patches=tuple(
-            FramePatch(
-                x=p.rect.x,
-                y=p.rect.y,
-                width=p.rect.width,
-                height=p.rect.height,
-                encoding=encoding_from_proto(p.encoding),
-                data=p.data,
-            )
-            for p in frame.patches
-        ),
     )
 
 
@@ -212,16 +163,16 @@ def _modifiers(values: list[action_pb2.Modifier.ValueType]) -> tuple[str, ...]:
         raise ConversionError(f"unknown modifier in {list(values)}") from None
 
 
-def action_from_proto(action: action_pb2.Action) -> a.Action:
+def action_from_pb(action: action_pb2.Action) -> a.Action:
     """Never raises: an action this client cannot read becomes Unsupported (it fails)."""
     ids = {"action_id": action.action_id, "frame_id": action.frame_id}
     try:
-        return _action_from_proto(action, ids)
+        return _action_from_pb(action, ids)
     except ConversionError as error:
         return a.Unsupported(**ids, reason=str(error))
 
 
-def _action_from_proto(action: action_pb2.Action, ids: dict[str, str]) -> a.Action:
+def _action_from_pb(action: action_pb2.Action, ids: dict[str, str]) -> a.Action:
     kind = action.WhichOneof("kind")
     if kind == "click":
         c = action.click
@@ -277,66 +228,7 @@ def _action_from_proto(action: action_pb2.Action, ids: dict[str, str]) -> a.Acti
     raise ConversionError("action has no kind this client knows (a newer daemon?)")
 
 
-def _point_pb(p: a.FramePoint) -> geometry_pb2.Point:
-    return geometry_pb2.Point(x=p.x, y=p.y)
-
-
-def action_to_proto(action: a.Action) -> action_pb2.Action:
-    """For tests, scripted servers and logs; the client itself only reads actions."""
-    pb = action_pb2.Action(action_id=action.action_id, frame_id=action.frame_id)
-    if isinstance(action, a.Click):
-        pb.click.CopyFrom(
-            action_pb2.ClickAction(
-                point=_point_pb(action.point),
-                button=_BUTTONS[action.button],
-                count=action.count,
-                modifiers=[_MODIFIERS[m] for m in action.modifiers],
-            )
-        )
-    elif isinstance(action, a.Move):
-        pb.move.point.CopyFrom(_point_pb(action.point))
-    elif isinstance(action, a.MouseDown | a.MouseUp):
-        target = pb.mouse_down if isinstance(action, a.MouseDown) else pb.mouse_up
-        target.button = _BUTTONS[action.button]
-        if action.point is not None:
-            target.point.CopyFrom(_point_pb(action.point))
-    elif isinstance(action, a.Drag):
-        pb.drag.CopyFrom(
-            action_pb2.DragAction(
-                path=[_point_pb(p) for p in action.path],
-                button=_BUTTONS[action.button],
-                modifiers=[_MODIFIERS[m] for m in action.modifiers],
-                duration_ms=action.duration_ms,
-            )
-        )
-    elif isinstance(action, a.Scroll):
-        pb.scroll.CopyFrom(
-            action_pb2.ScrollAction(point=_point_pb(action.point), dx=action.dx, dy=action.dy)
-        )
-    elif isinstance(action, a.TypeText):
-        pb.type_text.text = action.text
-    elif isinstance(action, a.KeyChord):
-        pb.key_chord.keys.extend(action.keys)
-    elif isinstance(action, a.KeyDown):
-        pb.key_down.key = action.key
-    elif isinstance(action, a.KeyUp):
-        pb.key_up.key = action.key
-    elif isinstance(action, a.Wait):
-        pb.wait.duration_ms = action.duration_ms
-    elif isinstance(action, a.Done):
-        pb.done.answer = action.answer
-    elif isinstance(action, a.Fail):
-        pb.fail.reason = action.reason
-    elif isinstance(action, a.AskUser):
-        pb.ask_user.question = action.question
-    elif isinstance(action, a.Navigate):
-        pb.navigate.url = action.url
-    else:
-        raise ConversionError(f"cannot send {action!r}")
-    return pb
-
-
-def batch_from_proto(batch: agent_pb2.Actions) -> a.ActionBatch:
+def batch_from_pb(batch: agent_pb2.Actions) -> a.ActionBatch:
     if len(batch.actions) > MAX_ACTIONS:
         # Checked before converting any: a hostile daemon may send millions, and no
         # answer fits the contract (Observation.results has the same limit).
@@ -346,18 +238,16 @@ def batch_from_proto(batch: agent_pb2.Actions) -> a.ActionBatch:
         )
     return a.ActionBatch(
         step=batch.step,
-        actions=tuple(action_from_proto(x) for x in batch.actions),
+        actions=tuple(action_from_pb(x) for x in batch.actions),
         thought=batch.thought,
-        generation=(
-            generation_from_proto(batch.generation) if batch.HasField("generation") else None
-        ),
+        generation=(generation_from_pb(batch.generation) if batch.HasField("generation") else None),
     )
 
 
 # -- sampling and generation ----------------------------------------------------------
 
 
-def sampling_to_proto(sampling: Sampling) -> agent_pb2.SamplingParams:
+def sampling_to_pb(sampling: Sampling) -> agent_pb2.SamplingParams:
     out = agent_pb2.SamplingParams(candidates=sampling.candidates, logprobs=sampling.logprobs)
     if sampling.temperature is not None:
         out.temperature = sampling.temperature
@@ -370,7 +260,7 @@ def sampling_to_proto(sampling: Sampling) -> agent_pb2.SamplingParams:
     return out
 
 
-def completion_from_proto(completion: agent_pb2.Completion) -> Completion:
+def completion_from_pb(completion: agent_pb2.Completion) -> Completion:
     logprobs = tuple(completion.token_logprobs)
     return Completion(
         text=completion.text,
@@ -383,8 +273,8 @@ def completion_from_proto(completion: agent_pb2.Completion) -> Completion:
     )
 
 
-def generation_from_proto(generation: agent_pb2.Generation) -> Generation:
-    completions = tuple(completion_from_proto(c) for c in generation.completions)
+def generation_from_pb(generation: agent_pb2.Generation) -> Generation:
+    completions = tuple(completion_from_pb(c) for c in generation.completions)
     if completions and generation.chosen >= len(completions):
         raise ConversionError(
             f"generation.chosen is {generation.chosen}, "
@@ -398,7 +288,7 @@ def generation_from_proto(generation: agent_pb2.Generation) -> Generation:
     )
 
 
-def result_to_proto(result: a.ActionResult) -> action_pb2.ActionResult:
+def result_to_pb(result: a.ActionResult) -> action_pb2.ActionResult:
     return action_pb2.ActionResult(
         action_id=result.action_id,
         status=_STATUSES[result.status],
@@ -407,14 +297,6 @@ def result_to_proto(result: a.ActionResult) -> action_pb2.ActionResult:
         error=clip(result.error, REASON_CHARS),
         duration_ms=result.duration_ms,
     )
-
-
-def result_from_proto(result: action_pb2.ActionResult) -> a.ActionResult:
-    try:
-        status = _STATUSES_BACK[result.status]
-    except KeyError:
-        raise ConversionError(f"unknown action status {result.status}") from None
-    return a.ActionResult(result.action_id, status, result.error, result.duration_ms)
 
 
 # -- session --------------------------------------------------------------------------
@@ -448,14 +330,14 @@ def session_start(
     start = agent_pb2.SessionStart(
         task=task,
         client=client_info(backend),
-        displays=[display_to_proto(d) for d in displays],
-        encodings=[encoding_to_proto(e) for e in encodings],
+        displays=[display_to_pb(d) for d in displays],
+        encodings=[encoding_to_pb(e) for e in encodings],
         max_steps=max_steps,
         policy=policy,
         resume_token=resume_token,
     )
     if sampling is not None:
-        start.sampling.CopyFrom(sampling_to_proto(sampling))
+        start.sampling.CopyFrom(sampling_to_pb(sampling))
     return agent_pb2.RunSessionRequest(start=start)
 
 
@@ -463,10 +345,10 @@ def observation(
     results: list[a.ActionResult], frame: SentFrame | None, user_reply: str = ""
 ) -> agent_pb2.RunSessionRequest:
     obs = agent_pb2.Observation(
-        results=[result_to_proto(r) for r in results], user_reply=clip(user_reply, TEXT_CHARS)
+        results=[result_to_pb(r) for r in results], user_reply=clip(user_reply, TEXT_CHARS)
     )
     if frame is not None:
-        obs.frame.CopyFrom(frame_to_proto(frame))
+        obs.frame.CopyFrom(frame_to_pb(frame))
     return agent_pb2.RunSessionRequest(observation=obs)
 
 
@@ -474,18 +356,18 @@ def locate_request(
     frame: SentFrame, descriptions: Sequence[str], policy: str = ""
 ) -> agent_pb2.LocateRequest:
     return agent_pb2.LocateRequest(
-        frame=frame_to_proto(frame), descriptions=list(descriptions), policy=policy
+        frame=frame_to_pb(frame), descriptions=list(descriptions), policy=policy
     )
 
 
-def location_from_proto(location: agent_pb2.Location) -> Location:
+def location_from_pb(location: agent_pb2.Location) -> Location:
     found = location.found and location.HasField("point")
     return Location(
         description=location.description,
         found=found,
         x=location.point.x if found else None,
         y=location.point.y if found else None,
-        box=region_from_proto(location.box) if location.HasField("box") else None,
+        box=region_from_pb(location.box) if location.HasField("box") else None,
         raw_output=location.raw_output,
     )
 
@@ -505,11 +387,11 @@ def cancel(reason: str) -> agent_pb2.RunSessionRequest:
     return agent_pb2.RunSessionRequest(cancel=agent_pb2.CancelSession(reason=reason))
 
 
-def started_from_proto(started: agent_pb2.SessionStarted) -> Started:
+def started_from_pb(started: agent_pb2.SessionStarted) -> Started:
     return Started(
         session_id=started.session_id,
         resume_token=started.resume_token,
-        frame_spec=frame_spec_from_proto(started.frame_spec),
+        frame_spec=frame_spec_from_pb(started.frame_spec),
         policy=started.policy,
         max_steps=started.max_steps,
         resumed=started.resumed,
@@ -519,12 +401,12 @@ def started_from_proto(started: agent_pb2.SessionStarted) -> Started:
     )
 
 
-def ended_from_proto(ended: agent_pb2.SessionEnded) -> Ended:
+def ended_from_pb(ended: agent_pb2.SessionEnded) -> Ended:
     try:
         outcome = _OUTCOMES[ended.outcome]
     except KeyError:
         raise ConversionError(f"session ended with unknown outcome {ended.outcome}") from None
-    generation = generation_from_proto(ended.generation) if ended.HasField("generation") else None
+    generation = generation_from_pb(ended.generation) if ended.HasField("generation") else None
     return Ended(
         outcome=outcome,
         answer=ended.answer,

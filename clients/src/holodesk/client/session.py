@@ -347,10 +347,10 @@ class _Session:
         await stream.write(start)
         first = await stream.next()
         if first.WhichOneof("event") == "ended":
-            return convert.ended_from_proto(first.ended)
+            return convert.ended_from_pb(first.ended)
         if first.WhichOneof("event") != "started":
             raise ProtocolError(f"expected 'started', the daemon sent {_kind(first)!r}")
-        started = convert.started_from_proto(first.started)
+        started = convert.started_from_pb(first.started)
         if self._resuming and (not started.resumed or started.session_id != self._session_id):
             raise ProtocolError(
                 f"the daemon did not resume session {self._session_id} "
@@ -373,12 +373,12 @@ class _Session:
         while True:
             event = await stream.next()
             if event.WhichOneof("event") == "ended":
-                return convert.ended_from_proto(event.ended)
+                return convert.ended_from_pb(event.ended)
             if event.WhichOneof("event") != "actions":
                 raise ProtocolError(
                     f"expected 'actions' or 'ended', the daemon sent {_kind(event)!r}"
                 )
-            batch = convert.batch_from_proto(event.actions)
+            batch = convert.batch_from_pb(event.actions)
             if self._recorder is not None:
                 decided_on = self._last_frame.frame_id if self._last_frame else ""
                 self._recorder.actions(event.actions, decided_on)
@@ -404,7 +404,7 @@ class _Session:
                         f"expected 'ended' after {type(report.control).__name__.lower()}, "
                         f"the daemon sent {_kind(final)!r}"
                     )
-                return convert.ended_from_proto(final.ended)
+                return convert.ended_from_pb(final.ended)
             await stream.write(self._observation(results, await self._capture(capturer), reply))
 
     async def _ended_by_daemon(self, stream: SessionStream) -> Ended:
@@ -412,7 +412,7 @@ class _Session:
         while True:
             event = await stream.next()  # ProtocolError if it closed without one
             if event.WhichOneof("event") == "ended":
-                return convert.ended_from_proto(event.ended)
+                return convert.ended_from_pb(event.ended)
 
     async def _answer_resume(
         self, stream: SessionStream, started: Started, capturer: FrameCapturer
@@ -513,7 +513,7 @@ class _Session:
                     while ended is None:
                         event = await stream.next()
                         if event.WhichOneof("event") == "ended":
-                            ended = convert.ended_from_proto(event.ended)
+                            ended = convert.ended_from_pb(event.ended)
             except (TimeoutError, grpc.aio.AioRpcError, ProtocolError, convert.ConversionError):
                 pass  # cancelled on our side regardless; the daemon's word is a courtesy
         final_reason = ended.reason if ended is not None and ended.reason else reason

@@ -103,5 +103,5 @@ async def locate(
                 f"the daemon answered {len(response.locations)} locations "
                 f"for {len(chunk)} descriptions"
             )
-        found.extend(convert.location_from_proto(x) for x in response.locations)
+        found.extend(convert.location_from_pb(x) for x in response.locations)
     return found

@@ -127,7 +127,7 @@ def recorded_batch(step: StepView) -> a.ActionBatch:
         raise ReplayError(
             f"step {step.step}: the recorded actions do not parse: {error}"
         ) from error
-    return convert.batch_from_proto(message)
+    return convert.batch_from_pb(message)
 
 
 def recorded_spec(recording: LoadedRecording) -> FrameSpec:
@@ -135,7 +135,7 @@ def recorded_spec(recording: LoadedRecording) -> FrameSpec:
     spec = frame_pb2.FrameSpec()
     try:
         json_format.ParseDict(recording.manifest.frame_spec, spec, ignore_unknown_fields=True)
-        return convert.frame_spec_from_proto(spec)
+        return convert.frame_spec_from_pb(spec)
     except (json_format.ParseError, ValueError) as error:
         raise ReplayError(f"the recording's frame_spec is unusable: {error}") from error
 

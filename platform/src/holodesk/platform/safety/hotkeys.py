@@ -12,6 +12,7 @@ at, which is also where the x11 backend works unless told another display.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
@@ -22,6 +23,8 @@ from holodesk.platform.errors import PlatformError, UnknownKeyError
 from holodesk.platform.keys import is_modifier, normalize_key
 from holodesk.platform.wayland import detect_wayland
 from holodesk.platform.x11.connection import open_display
+
+log = logging.getLogger(__name__)
 
 DEFAULT_EMERGENCY_STOP = "ctrl+alt+shift+escape"
 START_TIMEOUT_S = 5.0
@@ -109,7 +112,7 @@ class HotkeyListener:
         try:
             from pynput import keyboard
         except Exception as error:  # pynput raises ImportError, or Xlib errors, per OS
-            raise HotkeyError(_explain(error, sys.platform)) from None
+            raise HotkeyError(_explain(error, sys.platform)) from error
         listener = keyboard.GlobalHotKeys({to_pynput(self.keys): self._fire})
         if getattr(listener, "IS_TRUSTED", True) is False:
             raise HotkeyError(
@@ -170,7 +173,7 @@ def _connect_with_record(display_name: str) -> Any:
     try:
         display = open_display(display_name)
     except (Xlib.error.DisplayError, Xlib.error.ConnectionClosedError, OSError) as error:
-        raise HotkeyError(f"cannot open X display {display_name!r}: {error}") from None
+        raise HotkeyError(f"cannot open X display {display_name!r}: {error}") from error
     try:
         if not display.has_extension("RECORD"):
             raise HotkeyError(
@@ -224,5 +227,6 @@ def _unblock_xrecord(listener: Any) -> None:
     try:
         control.record_disable_context(context)
         control.flush()
-    except Exception:  # already closed: the thread ended by itself
+    except Exception as error:  # already closed: the thread ended by itself
+        log.debug("stopping the X RECORD context: %s", error, exc_info=True)
         return
