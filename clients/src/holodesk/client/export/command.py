@@ -9,6 +9,7 @@ from pathlib import Path
 from holodesk.client.argtypes import number
 from holodesk.client.cli import Command, command_error
 from holodesk.client.exit_codes import ExitCode
+from holodesk.client.progress import BatchProgress
 from holodesk.client.shown import shown
 from holodesk.data.export import (
     DATASET_FILES,
@@ -99,18 +100,21 @@ def run(args: argparse.Namespace) -> int:
     except RecordingError as error:
         return command_error("export", str(error))
 
-    def progress(recording: LoadedRecording, rows: int) -> None:
-        print(shown(f"  {recording.recording_id}: {rows} row(s)"), file=sys.stderr)
-
     try:
-        summary = export(
-            paths,
-            args.out,
-            export_format,
-            selection,
-            overwrite=args.overwrite,
-            on_recording=progress,
-        )
+        with BatchProgress("exporting", total=len(paths)) as bar:
+
+            def progress(recording: LoadedRecording, rows: int) -> None:
+                bar.note(shown(f"  {recording.recording_id}: {rows} row(s)"))
+                bar.advance()
+
+            summary = export(
+                paths,
+                args.out,
+                export_format,
+                selection,
+                overwrite=args.overwrite,
+                on_recording=progress,
+            )
     except RecordingError as error:
         return command_error("export", error, ExitCode.FAILED)
     for recording_id, why in summary.skipped:

@@ -222,16 +222,21 @@ async def run_batch(
     batch: int = DEFAULT_BATCH,
     timeout_s: float | None = None,
     on_image: Callable[[Job, str | None], None] | None = None,
+    on_start: Callable[[Summary], None] | None = None,
 ) -> Summary:
     """Locate every job not already in `out`, `concurrency` images at a time.
 
-    `on_image(job, error)` after each image (error None when it went well).
+    `on_image(job, error)` after each image (error None when it went well);
+    `on_start(summary)` once the images already in `out` are counted (a progress bar
+    starts from them).
     DaemonError when the daemon refuses in a way every image would hit.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be 1 or more, got {concurrency}")
     done = prepare_output(out, jobs)
     summary = Summary(images=len(jobs), skipped=sum(job.image in done for job in jobs))
+    if on_start is not None:
+        on_start(summary)
     todo: asyncio.Queue[Job] = asyncio.Queue()
     for job in jobs:
         if job.image not in done:

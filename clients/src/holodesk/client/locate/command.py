@@ -37,6 +37,7 @@ from holodesk.client.locate.batch import (
     run_batch,
 )
 from holodesk.client.locate.locate import DEFAULT_BATCH
+from holodesk.client.progress import BatchProgress
 from holodesk.client.shown import shown
 
 
@@ -131,24 +132,28 @@ def _jobs(args: argparse.Namespace) -> list[Job]:
 
 
 async def _run(args: argparse.Namespace, jobs: list[Job], settings: ChannelSettings) -> Summary:
-    def report(job: Job, error: str | None) -> None:
-        if error is not None:
-            print(shown(f"  {job.image}: {error}"), file=sys.stderr)
+    with BatchProgress("locating", total=len(jobs)) as bar:
 
-    channel = open_channel(args.server, settings)
-    try:
-        return await run_batch(
-            channel,
-            jobs,
-            args.out,
-            concurrency=args.concurrency,
-            policy=args.policy,
-            batch=args.batch,
-            timeout_s=args.timeout,
-            on_image=report,
-        )
-    finally:
-        await channel.close()
+        def report(job: Job, error: str | None) -> None:
+            if error is not None:
+                bar.note(shown(f"  {job.image}: {error}"))
+            bar.advance()
+
+        channel = open_channel(args.server, settings)
+        try:
+            return await run_batch(
+                channel,
+                jobs,
+                args.out,
+                concurrency=args.concurrency,
+                policy=args.policy,
+                batch=args.batch,
+                timeout_s=args.timeout,
+                on_image=report,
+                on_start=lambda summary: bar.advance(summary.skipped),
+            )
+        finally:
+            await channel.close()
 
 
 COMMAND = Command(

@@ -18,6 +18,7 @@ from rich.table import Table
 from holodesk.client.argtypes import byte_value, fraction, non_negative_float
 from holodesk.client.cli import Command, command_error
 from holodesk.client.exit_codes import ExitCode
+from holodesk.client.progress import BatchProgress
 from holodesk.client.replay.compare import DEFAULT_TOLERANCE
 from holodesk.client.replay.runner import (
     DEFAULT_LOCAL_THRESHOLD,
@@ -109,14 +110,21 @@ def run(args: argparse.Namespace) -> int:
     except PlatformError as error:
         print(f"holodesk replay: {error}", file=sys.stderr)
         return ExitCode.BACKEND_UNAVAILABLE
-    console = Console(stderr=True, highlight=False)
-    console.print(
-        shown(f"replaying {escape(recording.recording_id)}: {escape(recording.manifest.task)}")
-    )
     try:
-        result = Replayer(
-            recording, backend, settings, on_step=lambda s: console.print(_line(s))
-        ).run()
+        with BatchProgress("replaying", total=len(recording.steps())) as bar:
+            bar.note(
+                shown(
+                    f"replaying {escape(recording.recording_id)}: {escape(recording.manifest.task)}"
+                ),
+                markup=True,
+            )
+
+            def step_done(step: StepReplay) -> None:
+                bar.note(_line(step), markup=True)
+                if step.step:  # step 0 is the check before the first step
+                    bar.advance()
+
+            result = Replayer(recording, backend, settings, on_step=step_done).run()
     except (ReplayError, RecordingError) as error:
         return command_error("replay", error, ExitCode.FAILED)
     except KeyboardInterrupt:
