@@ -133,9 +133,14 @@ class HeadlessDesktop:
         if self.kind == "mutter":
             self._configure_gnome()
         else:
-            # A key held while a check looks would auto-repeat after KWin's 600 ms.
-            (self.runtime_dir / "home" / ".config" / "kcminputrc").write_text(
-                "[Keyboard]\nKeyRepeat=nothing\n"
+            # A key held while a check looks would auto-repeat after KWin's 600 ms; and
+            # KWin takes Meta with a click or the wheel for itself (moving, resizing,
+            # opacity), which the conformance suite sends to the app.
+            config = self.runtime_dir / "home" / ".config"
+            (config / "kcminputrc").write_text("[Keyboard]\nKeyRepeat=nothing\n")
+            (config / "kwinrc").write_text(
+                "[MouseBindings]\nCommandAll1=Nothing\nCommandAll2=Nothing\n"
+                "CommandAll3=Nothing\nCommandAllWheel=Nothing\n"
             )
         self._spawn("pipewire", ["pipewire"])
         self._wait(lambda: (self.runtime_dir / "pipewire-0").exists(), "pipewire's socket")

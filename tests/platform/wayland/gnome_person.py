@@ -41,6 +41,9 @@ ACCENT = (53, 132, 228)
 # dialog, Adwaita, at scale 1); checked after the click by its colour.
 SWITCH_FROM_SHARE = (-23, 199)
 CANCEL_FROM_SHARE = (-423, 0)
+# Share before a monitor is picked (insensitive), and the Screen Share dialog's monitor row.
+PALE_ACCENT = (144, 183, 231)
+MONITOR_FROM_SHARE = (-213, 153)
 
 
 class GnomePerson:
@@ -148,8 +151,29 @@ class GnomePerson:
             time.sleep(0.1)
 
     def share_screen(self, timeout_s: float = 30.0, evidence: Path | None = None) -> None:
-        """Press Share in the Screen Share dialog (a ScreenCast session's)."""
-        self.click(*self.wait_for_dialog(timeout_s, evidence))
+        """Pick the monitor in the Screen Share dialog (a ScreenCast session's; its
+        'Remember this selection' is ticked already), then press Share, which turns
+        from pale to accent blue once a monitor is picked."""
+        deadline = time.monotonic() + timeout_s
+        previous = None
+        while True:
+            share = _accent_centre(self.screen(), within=None, colour=PALE_ACCENT)
+            if share is not None and share == previous:
+                break
+            if time.monotonic() > deadline:
+                self._keep(evidence)
+                raise AssertionError(f"no Screen Share dialog appeared within {timeout_s:g} s")
+            previous = share
+            time.sleep(0.15)
+        # Picked again while Share stays pale (a click can land before GTK has the
+        # pointer's entry into its window).
+        while not _is_accent(self.screen().getpixel(share)):
+            if time.monotonic() > deadline:
+                self._keep(evidence)
+                raise AssertionError("Share stayed insensitive: no monitor got picked")
+            self.click(share[0] + MONITOR_FROM_SHARE[0], share[1] + MONITOR_FROM_SHARE[1])
+            time.sleep(0.3)
+        self.click(*share)
 
     def cancel(self, timeout_s: float = 30.0, evidence: Path | None = None) -> None:
         """Press the dialog's Cancel, at the other end of its header bar."""
@@ -192,19 +216,27 @@ class GnomePerson:
         self._connection.close()
 
 
-def _is_accent(pixel: Any) -> bool:
-    return all(abs(int(a) - b) <= 24 for a, b in zip(pixel[:3], ACCENT, strict=True))
+def _is_accent(pixel: Any, colour: tuple[int, int, int] = ACCENT) -> bool:
+    return all(abs(int(a) - b) <= 24 for a, b in zip(pixel[:3], colour, strict=True))
 
 
 def _accent_centre(
-    image: Image.Image, within: tuple[int, int, int, int] | None
+    image: Image.Image,
+    within: tuple[int, int, int, int] | None,
+    colour: tuple[int, int, int] = ACCENT,
 ) -> tuple[int, int] | None:
-    """The centre of the largest button-sized patch of accent blue (sampled every 4 px)."""
+    """The centre of the topmost button-sized patch of `colour` (sampled every 4 px)."""
     small = image.reduce(4) if within is None else image.crop(within).reduce(4)
     width, height = small.size
     pixels = small.load()
     assert pixels is not None
-    hits = [(x, y) for y in range(height) for x in range(width) if _is_accent(pixels[x, y])]
+    hits = [(x, y) for y in range(height) for x in range(width) if _is_accent(pixels[x, y], colour)]
+    if not hits:
+        return None
+    # The header bar's button is the topmost patch (a ticked checkbox, a switch or a
+    # focus ring in the same blue sit below it).
+    top = min(y for _, y in hits)
+    hits = [(x, y) for x, y in hits if y <= top + 10]
     if len(hits) < 40:  # the Share button is ~80x34 px: ~170 samples
         return None
     xs = sorted(x for x, _ in hits)
