@@ -4,8 +4,10 @@ Each grab asks org.freedesktop.portal.Screenshot for the whole desktop, reads
 the PNG it names by file URI, and deletes that file (GNOME saves portal
 screenshots into ~/Pictures; left alone they would fill it). This costs a
 PNG encode and decode per frame, so it is far slower than an X11 or PipeWire
-capture: reading the ScreenCast stream instead needs a PipeWire client, and
-there is none in pure Python (see `holodesk.platform.wayland.portal`).
+capture: the portal route reads the ScreenCast stream instead
+(`holodesk.platform.wayland.portal_route`, `pipewire`), and this stays for
+where GStreamer's pipewiresrc is missing. Bare mutter has no Screenshot of its
+own (xdg-desktop-portal-gnome forwards it to gnome-shell).
 """
 
 from __future__ import annotations
