@@ -14,7 +14,8 @@ from PIL import Image
 
 from holodesk.client.cli import main
 from holodesk.client.exit_codes import ExitCode
-from holodesk.data.report import CLICK_COLOR, DRAG_COLOR, SCROLL_COLOR, render_report
+from holodesk.data.report import render_report
+from holodesk.data.report_overlay import CLICK_COLOR, DRAG_COLOR, SCROLL_COLOR
 from holodesk.data.stepview import LoadedRecording
 
 from .recordings import RecordingSpec, StepSpec, click, completion, done, type_text, write_recording

@@ -15,7 +15,7 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
@@ -42,6 +42,42 @@ _OUTCOMES = {
 
 def _as_dict(message: Message) -> dict[str, Any]:
     return json_format.MessageToDict(message, preserving_proto_field_name=True)
+
+
+class SessionTape(Protocol):
+    """What a session tells its recording, in the format's order: the start, each
+    batch of actions, each observation and frame, then the ending."""
+
+    def begin(self, start: agent_pb2.SessionStart, started: agent_pb2.SessionStarted) -> None: ...
+
+    def frame(self, frame: SentFrame) -> None: ...
+
+    def actions(self, message: agent_pb2.Actions, frame_id: str) -> None: ...
+
+    def observation(self, observation: agent_pb2.Observation) -> None: ...
+
+    async def finish(
+        self, outcome: Outcome, answer: str, reason: str, steps: int
+    ) -> Path | None: ...
+
+
+class NoRecording:
+    """The tape of a session that records nothing (no SessionOptions.record_dir)."""
+
+    def begin(self, start: agent_pb2.SessionStart, started: agent_pb2.SessionStarted) -> None:
+        pass
+
+    def frame(self, frame: SentFrame) -> None:
+        pass
+
+    def actions(self, message: agent_pb2.Actions, frame_id: str) -> None:
+        pass
+
+    def observation(self, observation: agent_pb2.Observation) -> None:
+        pass
+
+    async def finish(self, outcome: Outcome, answer: str, reason: str, steps: int) -> Path | None:
+        return None
 
 
 class ClientRecorder:

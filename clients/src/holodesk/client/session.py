@@ -2,13 +2,14 @@
 
     start -> started -> observation -> actions -> observation (results) -> ... -> ended
 
-Every call into the platform backend runs on one worker thread of the session,
-in order: OS input APIs can be thread-affine (per-thread DPI awareness on
-Windows), and a release queued behind a running action runs after it.
+Every call into the platform backend runs on one thread of the session, in order
+(backend_thread.py). What the session tells others goes through one door each:
+its steps to StepLog (outcome.py: on_step, then the outcome's history), the wire
+messages to its recording's tape (recording.py), notices to on_notice.
 
 The client acts only while its stream is alive. When the stream drops, the
 running action completes, nothing more starts, held input is released, and the
-client reconnects with backoff and resumes: SessionStart carries the latest
+client reconnects with backoff (resume.py) and resumes: SessionStart carries the latest
 resume token, and the daemon's pending action ids are answered from the
 executor's record (which outlives streams), so no action id ever runs twice.
 A stop (Ctrl-C, SIGTERM, the tray, the emergency-stop hotkey, the fail-safe
@@ -21,20 +22,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar
 
 import grpc
 import grpc.aio
 
 from holodesk.client import actions as a
 from holodesk.client import convert
+from holodesk.client.backend_thread import BackendThread
 from holodesk.client.capture import CaptureError, FrameCapturer
-from holodesk.client.channel import ChannelSettings, check_settings, open_channel
+from holodesk.client.channel import ChannelSettings
 from holodesk.client.events import (
     Ended,
     LinkLost,
@@ -49,11 +48,18 @@ from holodesk.client.executor import ActionExecutor, BatchReport
 from holodesk.client.frames import SentFrame
 from holodesk.client.generation import Sampling
 from holodesk.client.halt import Halt, HaltReason, HaltState
-from holodesk.client.outcome import SessionOutcome, StepRecord
+from holodesk.client.outcome import SessionOutcome, StepLog, StepRecord
 from holodesk.client.pause import PauseGate
 from holodesk.client.prompt import NoUserError, in_daemon_thread, prompt_user
-from holodesk.client.reconnect import ReconnectPolicy, is_resumable, retry_after
-from holodesk.client.recording import ClientRecorder
+from holodesk.client.reconnect import ReconnectPolicy, is_resumable
+from holodesk.client.recording import ClientRecorder, NoRecording, SessionTape
+from holodesk.client.resume import (
+    Connector,
+    Recovery,
+    describe,
+    status_name,
+    stream_error_reason,
+)
 from holodesk.client.safety import SafetyGuard, SafetySettings
 from holodesk.client.stream import ProtocolError, SessionStream
 from holodesk.platform.base import Backend
@@ -63,8 +69,6 @@ from holodesk.proto.v1 import agent_pb2
 from holodesk.values.encoding import ImageEncoding
 
 __all__ = ["SessionOptions", "SessionOutcome", "StepRecord", "run_session"]
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -110,60 +114,29 @@ async def run_session(
     options = options or SessionOptions()
     if not task.strip():
         raise ValueError("the task is empty")
-    connector = _Connector(target, options.channel)
+    connector = Connector(target, options.channel)
     return await _Session(connector, task, backend, options).run()
-
-
-class _Connector:
-    def __init__(self, target: str | grpc.aio.Channel, settings: ChannelSettings) -> None:
-        self._target = target
-        self._settings = settings
-        self._owned: grpc.aio.Channel | None = None
-        if isinstance(target, str):
-            check_settings(target, settings)  # bad settings fail now, before any input
-
-    @property
-    def name(self) -> str:
-        return self._target if isinstance(self._target, str) else ""
-
-    async def open(self) -> grpc.aio.Channel:
-        if not isinstance(self._target, str):
-            return self._target
-        await self.close()
-        self._owned = open_channel(self._target, self._settings)
-        return self._owned
-
-    async def close(self) -> None:
-        owned, self._owned = self._owned, None
-        if owned is not None:
-            await owned.close()
-
-
-@dataclass
-class _Outage:
-    started: float
-    attempts: int = 0
-    cause: str = ""
 
 
 class _Session:
     def __init__(
-        self, connector: _Connector, task: str, backend: Backend, options: SessionOptions
+        self, connector: Connector, task: str, backend: Backend, options: SessionOptions
     ) -> None:
         self._connector = connector
         self._task = task
         self._backend = backend
         self._options = options
-        self._recorder = ClientRecorder(options.record_dir) if options.record_dir else None
+        self._tape: SessionTape = (
+            ClientRecorder(options.record_dir) if options.record_dir else NoRecording()
+        )
+        self._steps = StepLog(keep_frames=options.keep_frames, on_step=options.on_step)
+        self._recovery = Recovery(options.reconnect)
         self._halt = Halt()
         self._executor = ActionExecutor(backend, guard=SafetyGuard(options.safety, backend))
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="holodesk-backend")
-        self._pending: asyncio.Future[Any] | None = None
-        self._history: list[StepRecord] = []
+        self._thread = BackendThread(options.cancel_grace_s)
         self._session_id = ""
         self._resume_token = ""
         self._resuming = False
-        self._outage: _Outage | None = None
         self._stream: SessionStream | None = None
         self._main: asyncio.Task[SessionOutcome] | None = None
         self._release_error = ""
@@ -191,10 +164,10 @@ class _Session:
         finally:
             unsubscribe()
             self._halt.trigger(HaltReason.USER, "the session ended")
-            await self._settle()
+            await self._thread.settle()
             await self._release()
             await self._close_stream()
-            self._worker.shutdown(wait=False)
+            self._thread.shutdown()
             await self._connector.close()
             if hotkey is not None:
                 await asyncio.to_thread(hotkey.stop)
@@ -203,12 +176,10 @@ class _Session:
             outcome = replace(
                 outcome, reason=f"{outcome.reason}; {error}" if outcome.reason else error
             )
-        if self._recorder is not None:
-            path = await self._recorder.finish(
-                outcome.outcome, outcome.answer, outcome.reason, outcome.steps
-            )
-            outcome = replace(outcome, recording=str(path) if path else "")
-        return outcome
+        path = await self._tape.finish(
+            outcome.outcome, outcome.answer, outcome.reason, outcome.steps
+        )
+        return replace(outcome, recording=str(path) if path else "")
 
     # -- stopping -------------------------------------------------------------------------
 
@@ -259,45 +230,24 @@ class _Session:
             if ended.generation is not None:
                 # The last step ran nothing (done or fail only), yet its generation counts.
                 final = a.ActionBatch(ended.steps, (), generation=ended.generation)
-                self._record(self._step_record(final, ()))
+                self._steps.add(final, (), self._last_frame)
             return self._outcome(ended.outcome, ended.answer, ended.reason, ended.steps)
 
     async def _wait_to_resume(self, error: grpc.aio.AioRpcError) -> SessionOutcome | None:
         """Stop acting, release input, back off; an outcome when it is time to give up."""
-        cause = _describe(error)
+        cause = describe(error)
         self._halt.trigger(HaltReason.LINK_LOST, f"the stream to the daemon dropped ({cause})")
-        await self._settle()
+        await self._thread.settle()
         await self._release()
         await self._close_stream()
-        policy = self._options.reconnect
-        if self._outage is None:
-            self._outage = _Outage(time.monotonic())
-        outage = self._outage
-        outage.attempts += 1
-        outage.cause = cause
-        hinted = retry_after(error) or 0.0
-        delay = policy.delay(outage.attempts, time.monotonic() - outage.started, at_least_s=hinted)
+        delay = self._recovery.next_delay(error)
         if delay is None:
-            return self._gave_up(error, outage)
-        self._notify(Reconnecting(outage.attempts, policy.max_attempts, delay, cause))
+            reason = self._recovery.gave_up_reason(self._session_id)
+            return self._outcome(Outcome.ERROR, reason=reason, status_code=status_name(error))
+        policy = self._options.reconnect
+        self._notify(Reconnecting(self._recovery.attempts, policy.max_attempts, delay, cause))
         await asyncio.sleep(delay)
         return None
-
-    def _gave_up(self, error: grpc.aio.AioRpcError, outage: _Outage) -> SessionOutcome:
-        tries = outage.attempts - 1
-        if self._options.reconnect.max_attempts == 0:
-            reason = f"the stream to the daemon dropped ({outage.cause}); resuming is turned off"
-        else:
-            elapsed = time.monotonic() - outage.started
-            reason = (
-                f"lost the stream to the daemon and could not resume session "
-                f"{self._session_id}: {tries} attempt(s) in {elapsed:.0f} s, the last: "
-                f"{outage.cause}"
-            )
-        code = error.code()
-        return self._outcome(
-            Outcome.ERROR, reason=reason, status_code=code.name if code is not None else ""
-        )
 
     def _on_stream_end(self, stream: SessionStream, error: BaseException | None) -> None:
         """The reader saw the stream end: nothing more may start until it is resumed."""
@@ -308,7 +258,7 @@ class _Session:
             # SessionEnded is queued), so the running action must stop now too.
             self._halt.trigger(HaltReason.DAEMON_ENDED, "the daemon ended the session")
             return
-        why = _describe(error) if isinstance(error, grpc.aio.AioRpcError) else "it closed"
+        why = describe(error) if isinstance(error, grpc.aio.AioRpcError) else "it closed"
         self._halt.trigger(HaltReason.LINK_LOST, f"the stream to the daemon ended ({why})")
         resumable = isinstance(error, grpc.aio.AioRpcError) and is_resumable(error)
         if resumable and self._resume_token:
@@ -333,7 +283,7 @@ class _Session:
         stream = await self._open_stream()
         options = self._options
         self._resuming = bool(self._resume_token)
-        displays = await self._on_worker(self._backend.screen.displays)
+        displays = await self._thread.run(self._backend.screen.displays)
         start = convert.session_start(
             self._task,
             self._backend,
@@ -358,8 +308,7 @@ class _Session:
             )
         self._session_id = started.session_id
         self._resume_token = started.resume_token
-        if self._recorder is not None:
-            self._recorder.begin(start.start, first.started)
+        self._tape.begin(start.start, first.started)
         capturer = FrameCapturer(
             self._backend.screen, started.frame_spec, options.display, options.safety.redact
         )
@@ -379,11 +328,10 @@ class _Session:
                     f"expected 'actions' or 'ended', the daemon sent {_kind(event)!r}"
                 )
             batch = convert.batch_from_pb(event.actions)
-            if self._recorder is not None:
-                decided_on = self._last_frame.frame_id if self._last_frame else ""
-                self._recorder.actions(event.actions, decided_on)
+            decided_on = self._last_frame.frame_id if self._last_frame else ""
+            self._tape.actions(event.actions, decided_on)
             self._running = batch
-            report: BatchReport = await self._on_worker(
+            report: BatchReport = await self._thread.run(
                 self._executor.execute, batch.actions, self._halt
             )
             self._running = None
@@ -391,7 +339,8 @@ class _Session:
             results, reply = list(report.results), ""
             if isinstance(report.control, a.AskUser):
                 reply, results = await self._ask(report.control, results)
-            self._record(self._step_record(batch, results))
+            # The latest frame sent is the one the daemon decided this batch on.
+            self._steps.add(batch, results, self._last_frame)
             state = self._halt.state
             if state is not None and state.reason is HaltReason.DAEMON_ENDED:
                 return await self._ended_by_daemon(stream)
@@ -419,7 +368,7 @@ class _Session:
     ) -> None:
         """Report what became of the daemon's pending actions, with a fresh frame."""
         self._resuming = False
-        self._outage = None
+        self._recovery.resumed()
         results = self._executor.results_for(started.pending_action_ids)
         reply = next(
             (self._replies[i] for i in started.pending_action_ids if i in self._replies), ""
@@ -433,18 +382,17 @@ class _Session:
         self, results: list[a.ActionResult], frame: SentFrame | None, reply: str = ""
     ) -> agent_pb2.RunSessionRequest:
         request = convert.observation(results, frame, reply)
-        if self._recorder is not None:
-            # Results of step N, then the frame step N+1 is decided on: the format's order.
-            self._recorder.observation(request.observation)
-            if frame is not None:
-                self._recorder.frame(frame)
+        # Results of step N, then the frame step N+1 is decided on: the format's order.
+        self._tape.observation(request.observation)
+        if frame is not None:
+            self._tape.frame(frame)
         return request
 
     async def _capture(self, capturer: FrameCapturer) -> SentFrame:
         if self._options.pause is not None:
             # Paused: hold the next frame, so the daemon decides nothing new meanwhile.
             await self._options.pause.wait_resumed()
-        frame: SentFrame = await self._on_worker(capturer.capture)
+        frame: SentFrame = await self._thread.run(capturer.capture)
         self._executor.remember_frame(frame)
         self._last_frame = frame
         return frame
@@ -464,34 +412,13 @@ class _Session:
         self._replies[action.action_id] = reply
         return reply, results
 
-    def _record(self, record: StepRecord) -> None:
-        self._history.append(record)
-        if self._options.on_step is not None:
-            self._options.on_step(record)
-
     def _record_interrupted(self) -> None:
-        pending, batch = self._pending, self._running
+        pending, batch = self._thread.last_call, self._running
         if batch is None or pending is None or not pending.done() or pending.exception():
             return
         report: BatchReport = pending.result()
-        self._record(self._step_record(batch, report.results))
+        self._steps.add(batch, report.results, self._last_frame)
         self._running = None
-
-    def _step_record(
-        self, batch: a.ActionBatch, results: list[a.ActionResult] | tuple[a.ActionResult, ...]
-    ) -> StepRecord:
-        # The latest frame sent is the one the daemon decided this batch on.
-        frame = self._last_frame
-        if frame is not None and not self._options.keep_frames:
-            frame = replace(frame, data=b"", patches=())
-        return StepRecord(
-            batch.step,
-            batch.actions,
-            tuple(results),
-            batch.thought,
-            generation=batch.generation,
-            frame=frame,
-        )
 
     def _notify(self, notice: Notice) -> None:
         if self._options.on_notice is not None:
@@ -501,7 +428,7 @@ class _Session:
 
     async def _cancel(self, reason: str) -> SessionOutcome:
         """Stop input first, then tell the daemon and wait briefly for its SessionEnded."""
-        await self._settle()
+        await self._thread.settle()
         self._record_interrupted()
         await self._release()
         ended: Ended | None = None
@@ -532,19 +459,12 @@ class _Session:
             pass
 
     def _rpc_error(self, error: grpc.aio.AioRpcError) -> SessionOutcome:
-        code = error.code()
-        name = code.name if code is not None else "UNKNOWN"
-        if self._resuming and code == grpc.StatusCode.NOT_FOUND:
-            reason = (
-                f"session {self._session_id} was lost: the daemon no longer knows it "
-                f"({_describe(error)}); the steps shown ran, nothing more will"
-            )
-        elif not self._session_id and code == grpc.StatusCode.UNAVAILABLE:
-            where = f" at {self._connector.name}" if self._connector.name else ""
-            reason = f"could not reach the daemon{where}: {_describe(error)}"
-        else:
-            reason = f"the daemon ended the stream: {_describe(error)}"
-        return self._outcome(Outcome.ERROR, reason=reason, status_code=name)
+        reason = stream_error_reason(
+            error, resuming=self._resuming, session_id=self._session_id, where=self._connector.name
+        )
+        return self._outcome(
+            Outcome.ERROR, reason=reason, status_code=status_name(error, "UNKNOWN")
+        )
 
     def _outcome(
         self,
@@ -554,42 +474,16 @@ class _Session:
         steps: int = 0,
         status_code: str = "",
     ) -> SessionOutcome:
-        return SessionOutcome(
-            outcome=outcome,
-            answer=answer,
-            reason=reason,
-            steps=steps or len(self._history),
-            history=tuple(self._history),
-            session_id=self._session_id,
-            status_code=status_code,
-        )
+        return self._steps.outcome(outcome, answer, reason, steps, status_code, self._session_id)
 
     # -- the backend worker ---------------------------------------------------------------
 
-    async def _on_worker(self, function: Callable[..., T], *args: Any) -> T:
-        """Run on the backend thread; if we are cancelled, it still completes (see _settle)."""
-        future = asyncio.get_running_loop().run_in_executor(self._worker, function, *args)
-        self._pending = future
-        return await asyncio.shield(future)
-
-    async def _settle(self) -> None:
-        """Give the running backend call (a halt is set) time to finish."""
-        if self._pending is not None and not self._pending.done():
-            await asyncio.wait([self._pending], timeout=self._options.cancel_grace_s)
-
     async def _release(self) -> None:
         """Release held input on the backend thread (after any running action)."""
-        future = asyncio.get_running_loop().run_in_executor(
-            self._worker, self._executor.release_all
-        )
-        done, _ = await asyncio.wait([future], timeout=self._options.cancel_grace_s)
-        error = future.result() if done else "releasing held input timed out: an action still runs"
-        self._release_error = self._release_error or error
-
-
-def _describe(error: grpc.aio.AioRpcError) -> str:
-    code = error.code()
-    return f"{code.name if code is not None else 'UNKNOWN'}: {error.details() or 'no details'}"
+        done, error = await self._thread.within_grace(self._executor.release_all)
+        if not done:
+            error = "releasing held input timed out: an action still runs"
+        self._release_error = self._release_error or error or ""
 
 
 def _kind(event: agent_pb2.RunSessionResponse) -> str:

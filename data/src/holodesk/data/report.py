@@ -6,31 +6,25 @@ so the drawing scales with the image), the model's thought, the actions with
 their results, timings, and the raw output in a collapsed <details>.
 
 Every recorded string is untrusted (a task, a web page's text echoed by the
-model) and goes through html.escape; nothing is ever interpolated raw.
+model) and goes through html.escape (report_words.e); nothing is ever interpolated
+raw. The drawing over each frame is report_overlay.py, the actions' words
+report_words.py.
 """
 
 from __future__ import annotations
 
 import base64
-import html
 import io
-import math
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from PIL import Image
 
 from holodesk.data.format import TextPart
+from holodesk.data.report_overlay import is_pointer, number_color, overlay
+from holodesk.data.report_words import describe, e
 from holodesk.data.stepview import FrameRef, Json, LoadedRecording, StepView
-
-# Marker colours per kind of pointer action (tests look for CLICK_COLOR's pixels).
-CLICK_COLOR = "#e6007e"
-DRAG_COLOR = "#0077ff"
-SCROLL_COLOR = "#ff8c00"
-MOVE_COLOR = "#8e44ad"
-PRESS_COLOR = "#00a383"
 
 _OUTCOME_CLASS = {
     "succeeded": "good",
@@ -46,8 +40,6 @@ _STATUS_WORDS = {
     "ACTION_STATUS_SKIPPED": "skipped",
     "ACTION_STATUS_NOT_DELIVERED": "not delivered",
 }
-_SCROLL_ARROWS = {(0, 1): "↓", (0, -1): "↑", (1, 0): "→", (-1, 0): "←"}
-
 _CSS = """
 *{box-sizing:border-box}
 body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;
@@ -97,11 +89,6 @@ pre{background:#1d2330;color:#e8ebf2;padding:10px 12px;border-radius:6px;white-s
 .missing{padding:40px;background:#eceef2;color:#5b6374;text-align:center}
 .muted{color:#5b6374;font-weight:400;font-size:13px}
 """
-
-
-def e(value: object) -> str:
-    """Escaped for HTML text and double-quoted attribute values."""
-    return html.escape(str(value), quote=True)
 
 
 @dataclass(frozen=True)
@@ -234,8 +221,8 @@ def _figure(
         return (
             f'<figure class="frame"><div class="missing">no frame recorded</div>{captions}</figure>'
         )
-    overlay = _overlay(step.step, frame, actions, recording)
-    return _frame_figure(frame, options, overlay, captions)
+    drawing = overlay(step.step, frame, actions, recording)
+    return _frame_figure(frame, options, drawing, captions)
 
 
 def _frame_figure(frame: FrameRef, options: ReportOptions, overlay: str, captions: str) -> str:
@@ -282,168 +269,14 @@ def _data_uri(frame: FrameRef, options: ReportOptions) -> str | None:
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
 
 
-# -- the overlay ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Scale:
-    """Marker sizes in frame pixels, and the mapping of another frame's points onto this one."""
-
-    unit: float
-    width: int
-    height: int
-    sx: float = 1.0
-    sy: float = 1.0
-
-    def point(self, raw: object) -> tuple[float, float] | None:
-        if not isinstance(raw, dict):
-            return None
-        try:
-            return float(raw.get("x", 0.0)) * self.sx, float(raw.get("y", 0.0)) * self.sy
-        except (TypeError, ValueError):
-            return None
-
-
-def _overlay(step: int, frame: FrameRef, actions: list[Json], recording: LoadedRecording) -> str:
-    width, height = frame.width, frame.height
-    unit = max(8.0, max(width, height) / 90)
-    shapes: list[str] = []
-    for number, action in enumerate(actions, start=1):
-        scale = _scale_for(action, frame, recording, unit)
-        shapes.append(_shape(step, number, action, scale))
-    body = "".join(s for s in shapes if s)
-    if not body:
-        return ""
-    defs = "".join(
-        f'<marker id="arrow-{step}-{kind}" viewBox="0 0 10 10" refX="7" refY="5" '
-        f'markerWidth="4" markerHeight="4" orient="auto-start-reverse">'
-        f'<path d="M0,0 L10,5 L0,10 z" fill="{color}"/></marker>'
-        for kind, color in (("drag", DRAG_COLOR), ("scroll", SCROLL_COLOR))
-    )
-    return (
-        f'<svg class="overlay" viewBox="0 0 {width} {height}" preserveAspectRatio="none" '
-        f'xmlns="http://www.w3.org/2000/svg" aria-hidden="true"><defs>{defs}</defs>{body}</svg>'
-    )
-
-
-def _scale_for(action: Json, frame: FrameRef, recording: LoadedRecording, unit: float) -> _Scale:
-    # Coordinates are in the pixels of the frame the action names; draw them on this one.
-    named = recording.frames.get(str(action.get("frame_id") or ""))
-    if named is None or named.frame_id == frame.frame_id or not named.width or not named.height:
-        return _Scale(unit, frame.width, frame.height)
-    return _Scale(
-        unit, frame.width, frame.height, frame.width / named.width, frame.height / named.height
-    )
-
-
-def _shape(step: int, number: int, action: Json, s: _Scale) -> str:
-    u = s.unit
-    stroke = f"{0.3 * u:.2f}"
-    if "click" in action:
-        click = action["click"]
-        point = s.point(click.get("point"))
-        if point is None:
-            return ""
-        x, y = point
-        label = _click_label(click)
-        return (
-            f'<g class="click" data-action="{number}">'
-            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{1.5 * u:.1f}" fill="none" '
-            f'stroke="{CLICK_COLOR}" stroke-width="{stroke}"/>'
-            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{0.5 * u:.1f}" fill="{CLICK_COLOR}"/>'
-            f"{_badge(number, x, y, s, CLICK_COLOR, label)}</g>"
-        )
-    if "drag" in action:
-        points = [p for p in (s.point(r) for r in action["drag"].get("path") or []) if p]
-        if len(points) < 2:
-            return ""
-        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
-        x0, y0 = points[0]
-        return (
-            f'<g class="drag" data-action="{number}">'
-            f'<polyline points="{path}" fill="none" stroke="{DRAG_COLOR}" stroke-width="{stroke}" '
-            f'stroke-linejoin="round" stroke-linecap="round" marker-end="url(#arrow-{step}-drag)"/>'
-            f'<circle cx="{x0:.1f}" cy="{y0:.1f}" r="{0.5 * u:.1f}" fill="{DRAG_COLOR}"/>'
-            f"{_badge(number, x0, y0, s, DRAG_COLOR, 'drag')}</g>"
-        )
-    if "scroll" in action:
-        scroll = action["scroll"]
-        point = s.point(scroll.get("point"))
-        if point is None:
-            return ""
-        x, y = point
-        dx, dy = int(scroll.get("dx", 0)), int(scroll.get("dy", 0))
-        length = math.hypot(dx, dy)
-        if not length:
-            return ""
-        reach = 2.5 * u + u * min(length, 10)
-        x1, y1 = x + dx / length * reach, y + dy / length * reach
-        return (
-            f'<g class="scroll" data-action="{number}">'
-            f'<line x1="{x:.1f}" y1="{y:.1f}" x2="{x1:.1f}" y2="{y1:.1f}" stroke="{SCROLL_COLOR}" '
-            f'stroke-width="{stroke}" stroke-linecap="round" '
-            f'marker-end="url(#arrow-{step}-scroll)"/>'
-            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{0.5 * u:.1f}" fill="{SCROLL_COLOR}"/>'
-            f"{_badge(number, x, y, s, SCROLL_COLOR, _scroll_words(dx, dy))}</g>"
-        )
-    for kind, color, word in (
-        ("move", MOVE_COLOR, "move"),
-        ("mouse_down", PRESS_COLOR, "down"),
-        ("mouse_up", PRESS_COLOR, "up"),
-    ):
-        if kind in action:
-            point = s.point(action[kind].get("point"))
-            if point is None:
-                return ""
-            x, y = point
-            button = _button(action[kind].get("button"))
-            label = word if kind == "move" or button == "left" else f"{word} {button}"
-            return (
-                f'<g class="{kind}" data-action="{number}">'
-                f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{1.1 * u:.1f}" fill="none" '
-                f'stroke="{color}" stroke-width="{stroke}" stroke-dasharray="{0.6 * u:.1f}"/>'
-                f"{_badge(number, x, y, s, color, label)}</g>"
-            )
-    return ""
-
-
-def _badge(number: int, x: float, y: float, s: _Scale, color: str, label: str) -> str:
-    """The action's number in a disc up and right of the point (kept inside the frame), and
-    a short label beside it: the dot at the point itself stays visible."""
-    u = s.unit
-    r = 0.95 * u
-    bx = min(max(x + 2.2 * u, r), s.width - r)
-    by = min(max(y - 2.2 * u, r), s.height - r)
-    font = f"{1.2 * u:.1f}"
-    text = (
-        f'<text x="{bx + 1.3 * u:.1f}" y="{by + 0.42 * u:.1f}" font-size="{font}" '
-        f'font-family="sans-serif" font-weight="700" fill="{color}" stroke="#fff" '
-        f'stroke-width="{0.25 * u:.2f}" paint-order="stroke">{e(label)}</text>'
-        if label
-        else ""
-    )
-    return (
-        f'<circle cx="{bx:.1f}" cy="{by:.1f}" r="{r:.1f}" fill="{color}" stroke="#fff" '
-        f'stroke-width="{0.15 * u:.2f}"/>'
-        f'<text x="{bx:.1f}" y="{by + 0.42 * u:.1f}" font-size="{font}" text-anchor="middle" '
-        f'font-family="sans-serif" font-weight="700" fill="#fff">{number}</text>{text}'
-    )
-
-
 def _captions(actions: list[Json]) -> str:
     """Actions without a point (typing, keys, waits, endings) as text under the frame."""
     items = [
         f'<li><span class="num">{number}</span>{e(describe(action))}</li>'
         for number, action in enumerate(actions, start=1)
-        if not _is_pointer(action)
+        if not is_pointer(action)
     ]
     return f'<ul class="captions">{"".join(items)}</ul>' if items else ""
-
-
-def _is_pointer(action: Json) -> bool:
-    if any(k in action for k in ("click", "drag", "scroll", "move")):
-        return True
-    return any(k in action and "point" in action[k] for k in ("mouse_down", "mouse_up"))
 
 
 # -- the side column --------------------------------------------------------------------
@@ -456,7 +289,7 @@ def _action_list(step: StepView, actions: list[Json]) -> str:
     for number, action in enumerate(actions, start=1):
         result = step.result_for(str(action.get("action_id") or ""))
         status = _result_html(result, observed=step.observation is not None)
-        color = _number_color(action)
+        color = number_color(action)
         items.append(
             f'<li><span class="num" style="background:{color}">{number}</span>'
             f"{e(describe(action))}{status}</li>"
@@ -533,107 +366,6 @@ def _generation_details(step: StepView) -> str:
         )
         parts.append(f"<details><summary>Prompt text</summary>{texts}</details>")
     return "".join(parts)
-
-
-# -- words ------------------------------------------------------------------------------
-
-
-def describe(action: Json) -> str:
-    """One line per action, from the Actions message's JSON (coordinates in frame pixels)."""
-    for kind, words in _DESCRIBERS.items():
-        if kind in action:
-            body = action[kind] if isinstance(action[kind], dict) else {}
-            return words(body)
-    return "unknown action"
-
-
-def _pt(raw: object) -> str:
-    if not isinstance(raw, dict):
-        return "(?)"
-    return f"({float(raw.get('x', 0)):g}, {float(raw.get('y', 0)):g})"
-
-
-def _button(raw: object) -> str:
-    return str(raw or "MOUSE_BUTTON_LEFT").removeprefix("MOUSE_BUTTON_").lower()
-
-
-def _modifiers(body: Json) -> str:
-    mods = [str(m).removeprefix("MODIFIER_").lower() for m in body.get("modifiers") or []]
-    return "".join(f"+{m}" for m in mods)
-
-
-def _click_label(click: Json) -> str:
-    button = _button(click.get("button"))
-    count = int(click.get("count") or 1)
-    words = [] if button == "left" else [button]
-    if count > 1:
-        words.append(f"×{count}")
-    if click.get("modifiers"):
-        words.append(_modifiers(click).lstrip("+"))
-    return " ".join(words)
-
-
-def _scroll_words(dx: int, dy: int) -> str:
-    parts = []
-    if dy:
-        parts.append(f"{_SCROLL_ARROWS[(0, 1 if dy > 0 else -1)]}{abs(dy)}")
-    if dx:
-        parts.append(f"{_SCROLL_ARROWS[(1 if dx > 0 else -1, 0)]}{abs(dx)}")
-    return "scroll " + " ".join(parts)
-
-
-def _click_words(b: Json) -> str:
-    count = int(b.get("count") or 1)
-    times = f" ×{count}" if count > 1 else ""
-    return f"click {_button(b.get('button'))}{times}{_modifiers(b)} at {_pt(b.get('point'))}"
-
-
-def _drag_words(b: Json) -> str:
-    path = " → ".join(_pt(p) for p in b.get("path") or [])
-    return f"drag {_button(b.get('button'))}{_modifiers(b)} {path}"
-
-
-def _press_words(verb: str, b: Json) -> str:
-    where = f" at {_pt(b['point'])}" if "point" in b else ""
-    return f"{verb} {_button(b.get('button'))}{where}"
-
-
-def _scroll_action_words(b: Json) -> str:
-    words = _scroll_words(int(b.get("dx", 0)), int(b.get("dy", 0)))
-    return f"{words} at {_pt(b.get('point'))}"
-
-
-_DESCRIBERS: dict[str, Callable[[Json], str]] = {
-    "click": _click_words,
-    "move": lambda b: f"move to {_pt(b.get('point'))}",
-    "mouse_down": lambda b: _press_words("mouse down", b),
-    "mouse_up": lambda b: _press_words("mouse up", b),
-    "drag": _drag_words,
-    "scroll": _scroll_action_words,
-    "type_text": lambda b: f"type “{b.get('text', '')}”",
-    "key_chord": lambda b: "keys " + "+".join(str(k) for k in b.get("keys") or []),
-    "key_down": lambda b: f"key down {b.get('key', '')}",
-    "key_up": lambda b: f"key up {b.get('key', '')}",
-    "wait": lambda b: f"wait {int(b.get('duration_ms') or 0)} ms",
-    "navigate": lambda b: f"open {b.get('url', '')}",
-    "done": lambda b: f"done: {b.get('answer', '')}",
-    "fail": lambda b: f"fail: {b.get('reason', '')}",
-    "ask_user": lambda b: f"ask the user: {b.get('question', '')}",
-}
-
-
-def _number_color(action: Json) -> str:
-    for kind, color in (
-        ("click", CLICK_COLOR),
-        ("drag", DRAG_COLOR),
-        ("scroll", SCROLL_COLOR),
-        ("move", MOVE_COLOR),
-        ("mouse_down", PRESS_COLOR),
-        ("mouse_up", PRESS_COLOR),
-    ):
-        if kind in action:
-            return color
-    return "#7a8599"
 
 
 def _seconds(value: float) -> str:
