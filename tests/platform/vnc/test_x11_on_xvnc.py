@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -35,3 +36,21 @@ def test_the_x11_backend_captures_an_xvnc_desktop(xvnc_server: VncServer) -> Non
     assert image.size == (display.bounds.width, display.bounds.height) == (1280, 800)
     assert image.getpixel((5, 5)) == ROOT_COLOUR
     assert again.image.size == image.size
+
+
+def test_an_xvnc_capture_made_on_one_thread_is_used_and_closed_from_others(
+    xvnc_server: VncServer,
+) -> None:
+    """mss's Xlib capture is bound to the thread that made it: a client captures in a
+    worker thread and closes its backend from the main one (`holodesk demo` on an Xvnc
+    desktop exited 1 after a run that succeeded: AttributeError from mss's close)."""
+    subprocess.run(["xsetroot", "-display", xvnc_server.display, "-solid", "#2a6f97"], check=True)
+    backend = open_backend("x11", display=xvnc_server.display)
+    try:
+        bounds = backend.screen.displays()[0].bounds
+        with ThreadPoolExecutor(1) as first, ThreadPoolExecutor(1) as second:
+            one = first.submit(backend.screen.grab, bounds).result()
+            two = second.submit(backend.screen.grab, bounds).result()
+    finally:
+        backend.close()
+    assert one.getpixel((5, 5)) == two.getpixel((5, 5)) == ROOT_COLOUR

@@ -30,12 +30,19 @@ class MssGrabber:
     `fallback`: mss options to try once, for good, when the first capture with
     `mss_options` fails (on X11, mss's XCB capture refuses some servers' visuals,
     TigerVNC's Xvnc among them: "drawable's visual not found"; its Xlib one reads
-    them)."""
+    them).
+
+    mss's Xlib backend is bound to the thread that made it (its X handles are
+    thread-local: used or closed from another thread it raises AttributeError), so
+    with it the grabber is made again on a thread that was not its maker, and one
+    left behind by its thread is dropped unclosed: its connection ends with the
+    process, as mss's own docs accept."""
 
     def __init__(self, fallback: Mapping[str, Any] | None = None, **mss_options: Any) -> None:
         self._options = mss_options
         self._fallback = dict(fallback) if fallback else None
         self._grabber: Any = None
+        self._maker = 0  # the thread that made the grabber
         self._lock = threading.Lock()
 
     def grab(
@@ -98,14 +105,25 @@ class MssGrabber:
             return shot
 
     def _open(self) -> Any:
+        if self._grabber is not None and not self._usable_here():
+            self._close_grabber()
         if self._grabber is None:
             self._grabber = mss.MSS(**self._options)
+            self._maker = threading.get_ident()
         return self._grabber
 
+    def _usable_here(self) -> bool:
+        thread_bound = self._options.get("backend") == "xlib"
+        return not thread_bound or self._maker == threading.get_ident()
+
     def _close_grabber(self) -> None:
-        if self._grabber is not None:
+        if self._grabber is None:
+            return
+        if self._usable_here():
             self._grabber.close()
-            self._grabber = None
+        else:
+            log.debug("mss's Xlib grabber dropped unclosed: made on another thread")
+        self._grabber = None
 
     def close(self) -> None:
         with self._lock:
