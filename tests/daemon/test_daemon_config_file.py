@@ -154,3 +154,23 @@ async def test_config_path_shows_the_file_and_effective_values(tmp_path: Path) -
     assert 'tokens-file = "/etc/t.toml"  # from the file' in text
     assert 'listen = "127.0.0.1:50051"  # default' in text
     assert "# max-frame-mb: not set (default)" in text
+
+
+async def test_help_lists_the_subcommands_roles_and_the_config_file(tmp_path: Path) -> None:
+    process = await asyncio.create_subprocess_exec(
+        str(HOLODESKD),
+        "--help",
+        env=_env(tmp_path),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    stdout, _ = await asyncio.wait_for(process.communicate(), GUARD_S)
+    assert process.returncode == 0
+    text = stdout.decode()
+    assert "holodeskd token new --name NAME --role agent|operator|admin" in text
+    assert "holodeskd config path" in text
+    for role in ("agent     AgentService", "operator  an agent's calls and ComputerService"):
+        assert role in text
+    assert "admin     everything: ControlService" in text
+    assert str(tmp_path / "holodesk" / "daemon.toml") in text
+    assert "--config PATH" in text
