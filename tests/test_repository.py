@@ -73,6 +73,17 @@ def test_daemon_never_imports_platform_and_platform_never_imports_grpc() -> None
     assert not offenders, f"import direction broken in {offenders}"
 
 
+def test_dialects_never_import_policies() -> None:
+    # Dialects sit below policies (a policy runs a dialect): what they are handed to
+    # decide a step, StepContext, lives on the daemon's floor (holodesk.daemon.steps).
+    offenders = [
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "daemon" / "src" / "holodesk" / "daemon" / "dialects").rglob("*.py")
+        if "holodesk.daemon.policies" in path.read_text()
+    ]
+    assert not offenders, f"dialects must not import holodesk.daemon.policies: {offenders}"
+
+
 # An import of holodesk that is not of holodesk.values itself.
 _OTHER_HOLODESK_IMPORT = re.compile(r"^\s*(from|import)\s+holodesk(?!\.values\b)", re.MULTILINE)
 

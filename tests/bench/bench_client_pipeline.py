@@ -51,13 +51,14 @@ from holodesk.client import convert as client_convert
 from holodesk.client.capture import FrameCapturer, downsize, fit_size
 from holodesk.client.frames import FrameSpec, SentFrame
 from holodesk.daemon import convert as daemon_convert
-from holodesk.daemon import frame_deltas, frame_pixels
+from holodesk.daemon import frame_pixels
 from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.frames import EncodedFrame, FrameLimits, ImageEncoding
 from holodesk.daemon.geometry import Size
 from holodesk.daemon.policies.ocr.policy import OcrPolicy
 from holodesk.daemon.policies.ocr.reader import ReaderConfig, read_text
 from holodesk.daemon.policies.ocr.tesseract import TesseractConfig
+from holodesk.daemon.session import frame_deltas
 from holodesk.platform.base import Backend, DisplayInfo, Grab, Region, ScreenSource
 from holodesk.platform.select import open_backend
 from holodesk.proto.v1 import frame_pb2

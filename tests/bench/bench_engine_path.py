@@ -83,7 +83,7 @@ from holodesk.daemon.engines.vllm_engine import VllmEngine
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
 from holodesk.daemon.geometry import Point, Size
 from holodesk.daemon.policies.model import ModelPolicy
-from holodesk.daemon.server import serve
+from holodesk.daemon.rpc.server import serve
 from tests.bench.common import (
     Figure,
     Report,

@@ -23,8 +23,9 @@ from holodesk.client.deltas import MAX_PATCHES, DeltaEncoder, merge_boxes, tile_
 from holodesk.client.frames import FrameSpec, SentFrame
 from holodesk.client.resize import Box, Downsizer, usable_cores
 from holodesk.daemon import convert as daemon_convert
-from holodesk.daemon import frame_deltas, frame_pixels
+from holodesk.daemon import frame_pixels
 from holodesk.daemon.frames import EncodedFrame, FrameLimits
+from holodesk.daemon.session import frame_deltas
 from holodesk.platform.backends.fake import FakeScreen
 from holodesk.platform.base import DisplayInfo, Region, RowBands
 from holodesk.platform.mss_grabber import row_bands

@@ -27,9 +27,10 @@ from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.engines.scripted import ScriptedEngine
 from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
 from holodesk.daemon.geometry import Size
-from holodesk.daemon.policies.base import Decision, StepContext
+from holodesk.daemon.policies.base import Decision
 from holodesk.daemon.policies.model import ModelPolicy
-from holodesk.daemon.server import serve
+from holodesk.daemon.rpc.server import serve
+from holodesk.daemon.steps import StepContext
 from holodesk.platform.base import DisplayInfo, Grab, Region, ScreenSource
 from holodesk.platform.select import open_backend
 from tests.support.probe import ProbeApp
@@ -122,7 +123,7 @@ async def test_unchanged_screens_go_as_deltas_and_the_policy_sees_exact_pixels(
     policy = LosslessPolicy(outputs)
     backend = open_backend("x11", display=xvfb)
     screen = RecordingScreen(backend.screen)
-    caplog.set_level(logging.DEBUG, logger="holodesk.daemon.frame_deltas")
+    caplog.set_level(logging.DEBUG, logger="holodesk.daemon.session.frame_deltas")
     try:
         async with serve(ServerConfig(listen="127.0.0.1:0"), policies=[policy]) as running:
             outcome = await run_session(

@@ -21,7 +21,7 @@ from holodesk.client.doctor.daemon import clock_finding
 from holodesk.client.doctor.findings import Status
 from holodesk.daemon.config import ServerConfig
 from holodesk.daemon.policies.base import Policy
-from holodesk.daemon.server import serve
+from holodesk.daemon.rpc.server import serve
 from holodesk.proto.v1 import control_pb2
 from tests.daemon.support import GatedPolicy, Tokens, scripted_policy, write_tokens
 from tests.support.certs import CertificateAuthority, make_pki

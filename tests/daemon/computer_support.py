@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 import grpc
 
-from holodesk.daemon.attached_desktops import AttachedDesktops
-from holodesk.daemon.computer_policy import ComputerPolicy
+from holodesk.daemon.policies.computer import ComputerPolicy
+from holodesk.daemon.session.attached_desktops import AttachedDesktops
 from holodesk.proto.v1 import (
     action_pb2,
     agent_pb2,

@@ -17,13 +17,14 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from PIL import Image, ImageDraw
 
 from holodesk.daemon.config import ServerConfig
-from holodesk.daemon.credentials import Role, new_token, token_entry_toml
 from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.engines.scripted import ScriptedEngine
-from holodesk.daemon.policies.base import Decision, Policy, StepContext
+from holodesk.daemon.policies.base import Decision, Policy
 from holodesk.daemon.policies.model import ModelPolicy
-from holodesk.daemon.server import RunningServer, serve
-from holodesk.daemon.sessions import Session
+from holodesk.daemon.rpc.credentials import Role, new_token, token_entry_toml
+from holodesk.daemon.rpc.server import RunningServer, serve
+from holodesk.daemon.session.sessions import Session
+from holodesk.daemon.steps import StepContext
 from holodesk.proto.v1 import (
     action_pb2,
     agent_pb2,

@@ -13,14 +13,14 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2
 
-from holodesk.daemon.attached_desktops import MAX_QUEUED_BATCHES
-from holodesk.daemon.credentials import (
+from holodesk.daemon.rpc.credentials import (
     CredentialsError,
     Role,
     new_token,
     parse_credentials,
     token_entry_toml,
 )
+from holodesk.daemon.session.attached_desktops import MAX_QUEUED_BATCHES
 from holodesk.proto.limits import ID_CHARS, MAX_ACTIONS
 from holodesk.proto.v1 import action_pb2, agent_pb2, computer_pb2, geometry_pb2
 from tests.daemon.computer_support import (

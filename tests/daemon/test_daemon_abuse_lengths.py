@@ -21,7 +21,8 @@ from google.rpc import error_details_pb2
 from holodesk.daemon import logs
 from holodesk.daemon.actions import Click, TypeText
 from holodesk.daemon.geometry import Point
-from holodesk.daemon.policies.base import Decision, StepContext
+from holodesk.daemon.policies.base import Decision
+from holodesk.daemon.steps import StepContext
 from holodesk.proto import limits
 from holodesk.proto.v1 import (
     action_pb2,

@@ -17,7 +17,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from holodesk.daemon.metrics import OTHER_LABEL, BoundedLabel
-from holodesk.daemon.metrics_interceptor import UNKNOWN_METHOD
+from holodesk.daemon.rpc.metrics_interceptor import UNKNOWN_METHOD
 from tests.daemon.support import GUARD_S, running_daemon, scripted_policy, write_tokens
 
 pytestmark = pytest.mark.abuse

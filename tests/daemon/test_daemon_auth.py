@@ -14,14 +14,14 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from holodesk.daemon.credentials import (
+from holodesk.daemon.logredact import REDACTED, RedactingFilter, redact
+from holodesk.daemon.rpc.credentials import (
     CredentialsError,
     Role,
     load_credentials,
     new_token,
     token_digest,
 )
-from holodesk.daemon.logredact import REDACTED, RedactingFilter, redact
 from holodesk.proto.v1 import agent_pb2, control_pb2, control_pb2_grpc
 from tests.daemon.support import (
     GUARD_S,

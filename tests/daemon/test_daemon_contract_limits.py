@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from google.protobuf import descriptor_pb2
 
-from holodesk.daemon import frame_deltas, generation
+from holodesk.daemon import generation
+from holodesk.daemon.session import frame_deltas
 from holodesk.proto import limits
 from tools.gen_proto_docs import descriptor_set
 

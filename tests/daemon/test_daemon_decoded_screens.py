@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from holodesk.daemon import packed_screens
-from holodesk.daemon.decoded_screens import DecodedScreens
-from holodesk.daemon.packed_screens import BAND_ROWS, pack, repack, unpack
+from holodesk.daemon.session import packed_screens
+from holodesk.daemon.session.decoded_screens import DecodedScreens
+from holodesk.daemon.session.packed_screens import BAND_ROWS, pack, repack, unpack
 from tests.daemon.test_daemon_deltas import noise
 
 

@@ -17,13 +17,14 @@ import pytest
 from google.rpc import error_details_pb2
 from PIL import Image
 
-from holodesk.daemon import frame_deltas, frame_pixels
+from holodesk.daemon import frame_pixels
 from holodesk.daemon.cli import build_parser, config_from_args
 from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.engines.scripted import ScriptedEngine
 from holodesk.daemon.frames import EncodedFrame, FrameLimits, FramePatch, ImageEncoding
 from holodesk.daemon.geometry import Rect, Size
 from holodesk.daemon.policies.model import ModelPolicy
+from holodesk.daemon.session import frame_deltas
 from holodesk.proto.v1 import agent_pb2, frame_pb2, geometry_pb2
 from holodesk.values.png import encode_png
 from tests.daemon.support import (

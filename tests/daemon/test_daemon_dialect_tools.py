@@ -38,7 +38,7 @@ from holodesk.daemon.engines.openai_wire import chat_body
 from holodesk.daemon.engines.tool_reply import read_reply, reply_text
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
 from holodesk.daemon.geometry import Point, Size
-from holodesk.daemon.policies.base import StepContext
+from holodesk.daemon.steps import StepContext
 from tests.daemon.schema_strategy import from_schema
 
 FRAME = Size(1920, 1080)

@@ -32,8 +32,8 @@ from holodesk.daemon.engines.base import ImagePart
 from holodesk.daemon.engines.scripted import ScriptedEngine
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
 from holodesk.daemon.geometry import Point, Size
-from holodesk.daemon.policies.base import StepContext
 from holodesk.daemon.policies.model import ModelPolicy
+from holodesk.daemon.steps import StepContext
 from tests.daemon.support import image_bytes
 
 UITARS = get_dialect("uitars")

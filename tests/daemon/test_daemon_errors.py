@@ -13,7 +13,8 @@ from google.rpc import error_details_pb2
 from PIL import Image
 
 from holodesk.daemon.frames import EncodedFrame
-from holodesk.daemon.policies.base import Decision, Location, StepContext
+from holodesk.daemon.policies.base import Decision, Location
+from holodesk.daemon.steps import StepContext
 from holodesk.proto.v1 import action_pb2, agent_pb2, frame_pb2
 from tests.daemon.support import (
     Daemon,

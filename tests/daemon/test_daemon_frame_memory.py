@@ -9,9 +9,9 @@ from google.rpc import error_details_pb2
 
 from holodesk.client.reconnect import is_resumable, retry_after
 from holodesk.daemon.errors import RETRY_WHEN_FULL_S, ResourceExhausted
-from holodesk.daemon.frame_memory import FrameMemory, unique_bytes
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
 from holodesk.daemon.geometry import Size
+from holodesk.daemon.session.frame_memory import FrameMemory, unique_bytes
 from holodesk.proto.v1 import agent_pb2
 from tests.daemon.support import (
     holo,

@@ -14,9 +14,9 @@ from holodesk.daemon.engines.base import ImagePart
 from holodesk.daemon.engines.scripted import ScriptedEngine
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
 from holodesk.daemon.geometry import Size
-from holodesk.daemon.policies.base import StepContext
 from holodesk.daemon.policies.image_cache import ModelImageCache
 from holodesk.daemon.policies.model import ModelPolicy
+from holodesk.daemon.steps import StepContext
 from holodesk.proto.v1 import agent_pb2
 from tests.daemon.support import (
     holo,

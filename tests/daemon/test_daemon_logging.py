@@ -191,7 +191,7 @@ async def test_holodeskd_json_lines_all_parse_and_name_the_session(tmp_path: Pat
     parsed = [json.loads(line) for line in lines]  # every line, not just the session's
     started = next(e for e in parsed if "started by" in e["message"])
     assert started["session_id"] == session_id
-    assert started["logger"] == "holodesk.daemon.session_runner"
+    assert started["logger"] == "holodesk.daemon.session.session_runner"
     ended = next(e for e in parsed if "ended succeeded" in e["message"])
     assert (ended["session_id"], ended["step"]) == (session_id, 2)
 

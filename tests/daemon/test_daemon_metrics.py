@@ -14,9 +14,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from holodesk.daemon.cli import build_parser, config_from_args
 from holodesk.daemon.config import ServerConfig, parse_metrics_address
 from holodesk.daemon.generation import StepGeneration
-from holodesk.daemon.metrics_interceptor import DEADLINE_SLACK_S, _code_of
-from holodesk.daemon.policies.base import Decision, StepContext
+from holodesk.daemon.policies.base import Decision
 from holodesk.daemon.policies.model import ModelPolicy
+from holodesk.daemon.rpc.metrics_interceptor import DEADLINE_SLACK_S, _code_of
+from holodesk.daemon.steps import StepContext
 from holodesk.proto.v1 import agent_pb2, control_pb2
 from tests.daemon.support import (
     GUARD_S,

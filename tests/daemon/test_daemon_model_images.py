@@ -10,13 +10,13 @@ import pytest
 from PIL import Image, ImageDraw
 
 from holodesk.daemon import frame_pixels
-from holodesk.daemon.decoded_screens import DecodedScreens
 from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.dialects.coords import SmartResize, TileResize
 from holodesk.daemon.engines.scripted import ScriptedEngine
 from holodesk.daemon.frames import EncodedFrame, FramePatch, ImageEncoding
 from holodesk.daemon.geometry import Rect, Size
 from holodesk.daemon.policies.model import ModelPolicy
+from holodesk.daemon.session.decoded_screens import DecodedScreens
 from tests.daemon.support import ok_results, running_daemon
 from tests.daemon.test_daemon_deltas import (
     HEIGHT,

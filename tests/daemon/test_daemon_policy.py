@@ -13,9 +13,10 @@ from holodesk.daemon.engines.base import Engine, EngineError, GenerationRequest,
 from holodesk.daemon.engines.scripted import ScriptedEngine, ScriptError
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
 from holodesk.daemon.geometry import Point, Size
-from holodesk.daemon.policies.base import Policy, StepContext
+from holodesk.daemon.policies.base import Policy
 from holodesk.daemon.policies.model import ModelPolicy
 from holodesk.daemon.policies.registry import PolicyConfigError, create_policy
+from holodesk.daemon.steps import StepContext
 from tests.daemon.support import holo, image_bytes
 
 

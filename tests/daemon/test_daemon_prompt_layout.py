@@ -24,8 +24,9 @@ from holodesk.daemon.dialects.values import key_names_text
 from holodesk.daemon.engines.base import ChatMessage, ImagePart
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
 from holodesk.daemon.geometry import Point, Size
-from holodesk.daemon.policies.base import Decision, StepContext
-from holodesk.daemon.sessions import Session, SessionRequest
+from holodesk.daemon.policies.base import Decision
+from holodesk.daemon.session.sessions import Session, SessionRequest
+from holodesk.daemon.steps import StepContext
 
 FRAME = Size(1280, 800)
 STEPS = 20

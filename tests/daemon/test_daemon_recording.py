@@ -18,7 +18,7 @@ from google.protobuf import json_format
 from PIL import Image
 
 from holodesk.daemon.cli import build_parser, config_from_args
-from holodesk.daemon.recorder import default_record_dir
+from holodesk.daemon.session.recorder import default_record_dir
 from holodesk.data.format import ActionsEvent, EndEvent, FrameEvent, ImagePart, RewardEvent
 from holodesk.data.reader import Recording, list_recordings
 from holodesk.proto.v1 import action_pb2, agent_pb2, frame_pb2, geometry_pb2

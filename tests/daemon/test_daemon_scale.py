@@ -11,7 +11,8 @@ from pathlib import Path
 from holodesk.daemon.actions import Click, Done
 from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
 from holodesk.daemon.geometry import Point, Size
-from holodesk.daemon.policies.base import Decision, Location, StepContext
+from holodesk.daemon.policies.base import Decision, Location
+from holodesk.daemon.steps import StepContext
 from holodesk.proto.v1 import agent_pb2
 from tests.daemon.support import GUARD_S, Stream, make_frame, ok_results, running_daemon
 

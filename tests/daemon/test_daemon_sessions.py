@@ -7,7 +7,8 @@ import asyncio
 import grpc
 import pytest
 
-from holodesk.daemon.policies.base import Decision, StepContext
+from holodesk.daemon.policies.base import Decision
+from holodesk.daemon.steps import StepContext
 from holodesk.proto.v1 import action_pb2, agent_pb2, frame_pb2, geometry_pb2
 from tests.daemon.support import (
     GUARD_S,

@@ -11,7 +11,8 @@ from pathlib import Path
 import grpc
 import pytest
 
-from holodesk.daemon.policies.base import Decision, StepContext
+from holodesk.daemon.policies.base import Decision
+from holodesk.daemon.steps import StepContext
 from holodesk.proto.v1 import agent_pb2
 from tests.daemon.support import (
     GUARD_S,

@@ -13,7 +13,7 @@ import grpc
 import pytest
 
 from holodesk.daemon.config import ServerConfig
-from holodesk.daemon.server import serve
+from holodesk.daemon.rpc.server import serve
 from holodesk.proto.v1 import control_pb2, control_pb2_grpc
 from tests.daemon.support import (
     GUARD_S,

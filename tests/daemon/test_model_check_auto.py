@@ -37,9 +37,9 @@ from holodesk.daemon.model_check.progress import countdown_text
 from holodesk.daemon.model_check.scoring import DialectScore, rank
 from holodesk.daemon.model_check.screenshot import bundled_screenshot, distance_to
 from holodesk.daemon.model_check.steps import StepCheck
-from holodesk.daemon.policies.base import StepContext
 from holodesk.daemon.policies.model import ModelPolicy
 from holodesk.daemon.policies.registry import create_policy
+from holodesk.daemon.steps import StepContext
 from tests.support.dialect_standins import answering_in, garbage, target_in_model_space
 from tests.support.openai_server import Answer, OpenAIServer
 from tests.support.tiny_models import build_tiny_nemotron_vl, tiny_nemotron_vl_for_transformers

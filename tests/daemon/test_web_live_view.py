@@ -20,7 +20,7 @@ import pytest
 from PIL import Image
 
 from holodesk.daemon.config import ServerConfig
-from holodesk.daemon.server import RunningServer, serve
+from holodesk.daemon.rpc.server import RunningServer, serve
 from holodesk.daemon.web.hub import VIEWER_QUEUE
 from holodesk.proto.v1 import agent_pb2, frame_pb2, geometry_pb2
 from tests.daemon.support import (

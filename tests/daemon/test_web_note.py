@@ -16,8 +16,8 @@ from holodesk.daemon.engines.base import GenerationRequest, GenerationResult, Te
 from holodesk.daemon.engines.scripted import ScriptedEngine
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
 from holodesk.daemon.geometry import Size
-from holodesk.daemon.policies.base import StepContext
 from holodesk.daemon.policies.model import ModelPolicy
+from holodesk.daemon.steps import StepContext
 from holodesk.data.format import ObservationEvent
 from holodesk.data.reader import Recording
 from holodesk.proto.limits import TEXT_CHARS

@@ -22,7 +22,7 @@ from holodesk.client.exit_codes import ExitCode
 from holodesk.client.session import SessionOptions, run_session
 from holodesk.daemon.config import ServerConfig
 from holodesk.daemon.policies.ocr.policy import OcrPolicy
-from holodesk.daemon.server import serve
+from holodesk.daemon.rpc.server import serve
 from holodesk.data.export import export
 from holodesk.data.format import ClientInfo, Manifest, make_recording_id
 from holodesk.data.stepview import find_recordings

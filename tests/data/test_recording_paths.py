@@ -19,7 +19,7 @@ import pytest
 
 from holodesk.client.cli import main
 from holodesk.client.exit_codes import ExitCode
-from holodesk.daemon.recorder import Recorder
+from holodesk.daemon.session.recorder import Recorder
 from holodesk.data.format import (
     MANIFEST_FILE,
     Manifest,

@@ -25,9 +25,10 @@ from holodesk.daemon.config import ServerConfig
 from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.engines.base import GenerationRequest, GenerationResult, TextPart
 from holodesk.daemon.engines.scripted import ScriptedEngine
-from holodesk.daemon.policies.base import Decision, StepContext
+from holodesk.daemon.policies.base import Decision
 from holodesk.daemon.policies.model import ModelPolicy
-from holodesk.daemon.server import RunningServer, serve
+from holodesk.daemon.rpc.server import RunningServer, serve
+from holodesk.daemon.steps import StepContext
 from holodesk.platform.select import open_backend
 from tests.daemon.support import Tokens, write_tokens
 

@@ -24,7 +24,7 @@ from holodesk.daemon.dialects.coords import smart_resize
 from holodesk.daemon.engines.scripted import ScriptedEngine
 from holodesk.daemon.geometry import Size
 from holodesk.daemon.policies.model import ModelPolicy
-from holodesk.daemon.server import serve
+from holodesk.daemon.rpc.server import serve
 from holodesk.platform.select import open_backend
 from tests.support.probe import BUTTON1_MASK, CONTROL_MASK, ProbeApp, wheel_notches
 

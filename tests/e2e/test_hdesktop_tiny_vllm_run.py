@@ -29,7 +29,7 @@ from holodesk.daemon.dialects.hdesktop import HDesktopDialect
 from holodesk.daemon.dialects.spec import FrameRequest, ResizeSpec
 from holodesk.daemon.engines.vllm_engine import VllmEngine
 from holodesk.daemon.policies.model import ModelPolicy
-from holodesk.daemon.server import serve
+from holodesk.daemon.rpc.server import serve
 from holodesk.platform.select import open_backend
 from tests.engines.hdesktop_conversation import short_strings
 from tests.engines.support import cpu_engine_args, needs_vllm

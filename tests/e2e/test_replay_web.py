@@ -25,7 +25,7 @@ from holodesk.daemon.config import ServerConfig
 from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.engines.scripted import ScriptedEngine
 from holodesk.daemon.policies.model import ModelPolicy
-from holodesk.daemon.server import serve
+from holodesk.daemon.rpc.server import serve
 from holodesk.data.stepview import LoadedRecording, find_recordings
 from holodesk.platform.select import open_backend
 from holodesk.platform.web.browser import WebBrowser

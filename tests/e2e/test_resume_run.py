@@ -40,7 +40,7 @@ from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.engines.base import GenerationRequest, GenerationResult
 from holodesk.daemon.engines.scripted import ScriptedEngine
 from holodesk.daemon.policies.model import ModelPolicy
-from holodesk.daemon.server import serve
+from holodesk.daemon.rpc.server import serve
 from holodesk.platform.select import open_backend
 from holodesk.proto.v1 import control_pb2, control_pb2_grpc
 from tests.support.fault_proxy import FaultProxy

@@ -24,7 +24,7 @@ from holodesk.daemon.config import ServerConfig
 from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.engines.scripted import ScriptedEngine
 from holodesk.daemon.policies.model import ModelPolicy
-from holodesk.daemon.server import serve
+from holodesk.daemon.rpc.server import serve
 from holodesk.platform.base import Region
 from holodesk.platform.select import open_backend
 from tests.platform.wlroots.gtk_probe import GtkProbe, GtkUnavailableError

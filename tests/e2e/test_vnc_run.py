@@ -21,7 +21,7 @@ from holodesk.daemon.config import ServerConfig
 from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.engines.scripted import ScriptedEngine
 from holodesk.daemon.policies.model import ModelPolicy
-from holodesk.daemon.server import serve
+from holodesk.daemon.rpc.server import serve
 from holodesk.platform.select import open_backend
 from tests.platform.vnc.servers import VncServer, xvnc
 from tests.support.probe import ProbeApp

@@ -18,7 +18,7 @@ from holodesk.daemon.dialects.hdesktop_plan import Goal, with_plan
 from holodesk.daemon.engines.base import ChatMessage
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
 from holodesk.daemon.geometry import Point, Size
-from holodesk.daemon.policies.base import StepContext
+from holodesk.daemon.steps import StepContext
 from tests.engines.support import png
 
 FRAME = Size(512, 512)

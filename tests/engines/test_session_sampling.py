@@ -26,8 +26,8 @@ from holodesk.daemon.engines.scripted import ScriptedEngine, ScriptError
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
 from holodesk.daemon.generation import MAX_CANDIDATES, MAX_SAMPLED_TOKENS, SessionSampling
 from holodesk.daemon.geometry import Size
-from holodesk.daemon.policies.base import StepContext
 from holodesk.daemon.policies.model import CANDIDATES_TEMPERATURE, ModelPolicy, call_seed
+from holodesk.daemon.steps import StepContext
 from holodesk.proto.v1 import agent_pb2
 from tests.daemon.support import holo, image_bytes, make_frame, ok_results, running_daemon
 from tests.support.openai_server import OpenAIServer

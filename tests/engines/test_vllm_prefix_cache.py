@@ -36,7 +36,7 @@ from holodesk.daemon.engines.base import ChatMessage, ImagePart
 from holodesk.daemon.engines.chat import template_chat
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
 from holodesk.daemon.geometry import Point, Size
-from holodesk.daemon.policies.base import StepContext
+from holodesk.daemon.steps import StepContext
 from tests.engines.support import cpu_engine_args, needs_vllm, png, tiny_dialect
 from tests.support.tiny_models import TinyModel
 

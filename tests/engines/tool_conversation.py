@@ -19,7 +19,7 @@ from holodesk.daemon.dialects.tool_dialect import ToolDialect
 from holodesk.daemon.engines.base import ChatMessage, ToolUse
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
 from holodesk.daemon.geometry import Point, Size
-from holodesk.daemon.policies.base import StepContext
+from holodesk.daemon.steps import StepContext
 from tests.engines.hdesktop_conversation import short_strings
 from tests.engines.support import png
 

@@ -13,7 +13,7 @@ from holodesk.daemon.config import ServerConfig
 from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.engines.scripted import ScriptedEngine
 from holodesk.daemon.policies.model import ModelPolicy
-from holodesk.daemon.server import RunningServer, serve
+from holodesk.daemon.rpc.server import RunningServer, serve
 
 GUARD_S = 30.0
 # 600 waits of 0.1 s: a minute at least, far more than a test takes to stop it.

@@ -26,7 +26,7 @@ from holodesk.client.session import SessionOptions, run_session
 from holodesk.daemon.config import ServerConfig
 from holodesk.daemon.policies.ocr.planner import PlannerConfig
 from holodesk.daemon.policies.ocr.policy import OcrPolicy, OcrPolicyConfig
-from holodesk.daemon.server import serve
+from holodesk.daemon.rpc.server import serve
 from holodesk.platform.select import open_backend
 
 pytestmark = [pytest.mark.x11, pytest.mark.e2e]

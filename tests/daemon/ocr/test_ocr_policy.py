@@ -10,12 +10,13 @@ from holodesk.daemon.actions import ActionResult, Click, Done
 from holodesk.daemon.errors import InvalidArgument
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
 from holodesk.daemon.geometry import Size
-from holodesk.daemon.policies.base import Policy, StepContext
+from holodesk.daemon.policies.base import Policy
 from holodesk.daemon.policies.ocr.planner import PlannerConfig
 from holodesk.daemon.policies.ocr.policy import OcrPolicy, OcrPolicyConfig, check_tesseract
 from holodesk.daemon.policies.ocr.tesseract import TesseractConfig, TesseractNotFoundError
 from holodesk.daemon.policies.registry import PolicyConfigError, create_policy
-from holodesk.daemon.sessions import Ending, Session, SessionOutcome, SessionRequest
+from holodesk.daemon.session.sessions import Ending, Session, SessionOutcome, SessionRequest
+from holodesk.daemon.steps import StepContext
 
 from .desktop import HEIGHT, WIDTH, Desktop
 from .screens import form_screen

@@ -32,9 +32,9 @@ from holodesk.daemon.actions import (
 )
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
 from holodesk.daemon.geometry import Size
-from holodesk.daemon.policies.base import StepContext
 from holodesk.daemon.policies.ocr.planner import PlannerConfig
 from holodesk.daemon.policies.ocr.policy import OcrPolicy, OcrPolicyConfig
+from holodesk.daemon.steps import StepContext
 from holodesk.platform.backends import x11
 from holodesk.platform.base import Backend, MouseButton
 

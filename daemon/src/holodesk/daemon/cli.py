@@ -17,19 +17,20 @@ from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
 
-from holodesk.daemon import config_file, decoded_screens, frame_memory, logs
+from holodesk.daemon import config_file, logs
 from holodesk.daemon.config import DEFAULT_LISTEN, FAIR_SHARE_DIVISOR, MIB, ServerConfig
-from holodesk.daemon.credentials import (
+from holodesk.daemon.dialects import DialectConfigError, dialect_names
+from holodesk.daemon.policies.registry import PolicyConfigError, policy_entries
+from holodesk.daemon.rpc.credentials import (
     CredentialsError,
     Role,
     new_token,
     parse_credentials,
     token_entry_toml,
 )
-from holodesk.daemon.dialects import DialectConfigError, dialect_names
-from holodesk.daemon.policies.registry import PolicyConfigError, policy_entries
-from holodesk.daemon.recorder import default_record_dir
-from holodesk.daemon.server import serve
+from holodesk.daemon.rpc.server import serve
+from holodesk.daemon.session import decoded_screens, frame_memory
+from holodesk.daemon.session.recorder import default_record_dir
 from holodesk.data.cli_config import ConfigFileError, add_config_argument
 
 log = logging.getLogger("holodeskd")

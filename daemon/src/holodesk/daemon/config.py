@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from holodesk.daemon import decoded_screens, frame_memory
+from holodesk.daemon.session import decoded_screens, frame_memory
 from holodesk.proto.defaults import DEFAULT_ADDRESS
 
 MIB = 1024 * 1024

@@ -20,7 +20,6 @@ from google.protobuf.message import Message
 
 from holodesk.daemon import actions as act
 from holodesk.daemon.errors import InvalidArgument
-from holodesk.daemon.frame_deltas import FrameDelta
 from holodesk.daemon.frames import EncodedFrame, FramePatch, FrameSpec, ImageEncoding
 from holodesk.daemon.generation import (
     MAX_CANDIDATES,
@@ -30,7 +29,8 @@ from holodesk.daemon.generation import (
 )
 from holodesk.daemon.geometry import Box, Point, Rect, Size
 from holodesk.daemon.policies.base import Location
-from holodesk.daemon.sessions import (
+from holodesk.daemon.session.frame_deltas import FrameDelta
+from holodesk.daemon.session.sessions import (
     ClientInfo,
     Display,
     Ending,

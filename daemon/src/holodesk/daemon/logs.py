@@ -9,7 +9,7 @@ policy's decide task too), so concurrent sessions never see each other's ids.
 `--log-format json` writes one JSON object per line:
 
     {"time": "2026-03-20T10:00:00.123+00:00", "level": "INFO",
-     "logger": "holodesk.daemon.session_runner", "message": "...",
+     "logger": "holodesk.daemon.session.session_runner", "message": "...",
      "session_id": "3f2a...", "step": 2, "action_ids": ["3f2a...-2-0"]}
 
 with "exception" holding a traceback where there is one. Both formats pass

@@ -54,7 +54,7 @@ from prometheus_client.registry import Collector
 
 from holodesk.daemon.config import is_loopback, parse_metrics_address
 from holodesk.daemon.policies.base import Decision
-from holodesk.daemon.sessions import Session, SessionOutcome, SessionRegistry, SessionState
+from holodesk.daemon.session.sessions import Session, SessionOutcome, SessionRegistry, SessionState
 
 PREFIX = "holodesk"
 # Seconds: from a scripted policy's microseconds to a large model's minutes.

@@ -241,7 +241,7 @@ def _convert(
         return value
     many = (
         isinstance(action, argparse._AppendAction)
-        or action.nargs in ("*", "+")
+        or action.nargs in ("*", "+", argparse.REMAINDER)
         or (isinstance(action.nargs, int) and action.nargs > 1)
     )
     if many:

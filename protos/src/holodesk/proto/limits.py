@@ -102,7 +102,7 @@ FIELD_LIMITS: dict[str, FieldLimit] = {
         "Frame.base_frame_id": _ID,
         # Refused with the other hostile-delta checks (issue 15 item 5).
         "Frame.patches": FieldLimit(
-            count=MAX_FRAME_PATCHES, checked_by="holodesk.daemon.frame_deltas"
+            count=MAX_FRAME_PATCHES, checked_by="holodesk.daemon.session.frame_deltas"
         ),
         "FramePatch.data": _FRAME_BYTES,
         # action.proto

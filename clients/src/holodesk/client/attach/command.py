@@ -41,7 +41,7 @@ from holodesk.platform.errors import PlatformError
 from holodesk.platform.select import open_backend
 from holodesk.proto.limits import ID_CHARS
 
-# The daemon policy that relays ComputerService actions (holodesk.daemon.computer_policy).
+# The daemon policy that relays ComputerService actions (holodesk.daemon.policies.computer).
 COMPUTER_POLICY = "computer"
 # Session endings after which the desktop attaches again under the same name.
 ROLLOVER = (Outcome.STEP_LIMIT, Outcome.TIME_LIMIT)

@@ -21,7 +21,7 @@ from holodesk.daemon.dialects.spec import DialectSpec
 from holodesk.daemon.engines.base import ChatMessage, ImagePart, SamplingParams, ToolUse
 from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
 from holodesk.daemon.geometry import Size
-from holodesk.daemon.policies.base import StepContext
+from holodesk.daemon.steps import StepContext
 
 # What a client can encode when it says nothing (the contract's default).
 _DEFAULT_ACCEPTED = (ImageEncoding.PNG, ImageEncoding.JPEG)

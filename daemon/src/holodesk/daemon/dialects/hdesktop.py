@@ -69,7 +69,7 @@ from holodesk.daemon.dialects.jsontext import extract_object
 from holodesk.daemon.dialects.spec import DialectSpec, PromptTemplates
 from holodesk.daemon.dialects.values import MODIFIER_KEYS, model_point, text
 from holodesk.daemon.engines.base import ChatMessage, ImagePart
-from holodesk.daemon.policies.base import StepContext
+from holodesk.daemon.steps import StepContext
 
 _HINT = 'Answer {"note": ..., "thought": ..., "tool_call": {"tool_name": <tool>, ...}}.'
 

@@ -29,7 +29,7 @@ from holodesk.daemon.dialects.hdesktop_plan import Goal, plan_lines, split_plan
 from holodesk.daemon.dialects.spec import DialectSpec
 from holodesk.daemon.dialects.values import key_names_text
 from holodesk.daemon.engines.base import ChatMessage, ContentPart, ImagePart, TextPart
-from holodesk.daemon.policies.base import StepContext
+from holodesk.daemon.steps import StepContext
 
 # What a screenshot that left the window becomes (the harness's own words).
 IMAGE_PLACEHOLDER = "[Image omitted by context cleaning]"

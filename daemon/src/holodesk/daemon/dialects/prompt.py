@@ -36,7 +36,7 @@ from holodesk.daemon.dialects.coords import ImageGeometry
 from holodesk.daemon.dialects.spec import DialectSpec
 from holodesk.daemon.dialects.values import key_names_text
 from holodesk.daemon.engines.base import ChatMessage, ContentPart, ImagePart, TextPart
-from holodesk.daemon.policies.base import StepContext
+from holodesk.daemon.steps import StepContext
 
 # A bad answer echoed back in a repair turn is cut to this many characters.
 _ECHO_LIMIT = 4000

@@ -44,7 +44,7 @@ from holodesk.daemon.dialects.tool_prompt import RenderedCall
 from holodesk.daemon.dialects.values import brief, point_value
 from holodesk.daemon.engines.base import ChatMessage, ImagePart, TextPart, ToolCall, ToolUse
 from holodesk.daemon.engines.tool_reply import read_reply
-from holodesk.daemon.policies.base import StepContext
+from holodesk.daemon.steps import StepContext
 
 # The vLLM tool parser of a dialect whose spec names none: the syntax of Hermes/Qwen
 # templates (<tool_call>{"name", "arguments"}</tool_call>), the most common one.

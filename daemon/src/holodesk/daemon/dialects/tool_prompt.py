@@ -30,7 +30,7 @@ from holodesk.daemon.dialects.coords import ImageGeometry
 from holodesk.daemon.dialects.spec import DialectSpec
 from holodesk.daemon.dialects.values import key_names_text
 from holodesk.daemon.engines.base import ChatMessage, ContentPart, ImagePart, TextPart, ToolCall
-from holodesk.daemon.policies.base import StepContext
+from holodesk.daemon.steps import StepContext
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from holodesk.daemon.dialects import DialectParseError
 from holodesk.daemon.engines.base import EngineError
 from holodesk.daemon.geometry import Point
 from holodesk.daemon.model_check.screenshot import Screenshot, distance_to
-from holodesk.daemon.policies.base import StepContext
 from holodesk.daemon.policies.model import ModelPolicy
+from holodesk.daemon.steps import StepContext
 
 _ENGINE_FAILED = "engine "
 

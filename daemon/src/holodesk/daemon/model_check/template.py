@@ -30,7 +30,7 @@ from holodesk.daemon.engines.chat import template_chat
 from holodesk.daemon.engines.transformers_loading import import_stack, load_processor
 from holodesk.daemon.engines.transformers_options import TransformersSettings
 from holodesk.daemon.model_check.screenshot import Screenshot
-from holodesk.daemon.policies.base import StepContext
+from holodesk.daemon.steps import StepContext
 
 # Content parts printed as a Python or JSON list by a template that wants strings.
 _LIST_MARKERS = ("{'type': 'text'", "{'type': 'image'", '{"type": "text"', '{"type": "image"')

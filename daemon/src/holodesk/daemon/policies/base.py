@@ -1,51 +1,20 @@
 """The Policy protocol: what decides a session's next actions.
 
 A policy is shared by every session of the daemon; per-session state lives in
-the `StepContext` the session hands it (frames kept encoded, a compact record
-of earlier steps), so policies can batch across sessions freely.
+the `StepContext` the session hands it (holodesk.daemon.steps: frames kept encoded,
+a compact record of earlier steps), so policies can batch across sessions freely.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from holodesk.daemon.actions import ActionKind, HistoryStep
-from holodesk.daemon.decoded_screens import DecodedScreens
+from holodesk.daemon.actions import ActionKind
 from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
-from holodesk.daemon.generation import SessionSampling, StepGeneration
+from holodesk.daemon.generation import StepGeneration
 from holodesk.daemon.geometry import Box, Point, Size
-
-
-@dataclass(frozen=True)
-class StepContext:
-    session_id: str
-    task: str
-    # 1-based number of the step being decided.
-    step: int
-    # The history window, oldest first; the last one is the screen now.
-    frames: tuple[EncodedFrame, ...]
-    # Earlier steps, oldest first, with the results the client reported.
-    history: tuple[HistoryStep, ...] = ()
-    # The human's answer to the previous step's ask_user, if any.
-    user_reply: str = ""
-    # An operator's note from handing the desktop back after a take-over (the live
-    # view, ControlService.ResumeSession): dialects put it into this step's prompt.
-    operator_note: str = ""
-    # Sampling asked for in SessionStart; None takes the policy's defaults.
-    sampling: SessionSampling | None = None
-    # Screens the daemon decoded lately (rebuilding deltas), by content key: a policy
-    # reads its model images from there rather than decoding the frames again.
-    decoded: DecodedScreens | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def frame(self) -> EncodedFrame:
-        return self.frames[-1]
-
-    def frame_steps(self) -> tuple[int, ...]:
-        """The observation step each frame of the window was sent with."""
-        first = self.step - len(self.frames) + 1
-        return tuple(range(first, self.step + 1))
+from holodesk.daemon.steps import StepContext
 
 
 @dataclass(frozen=True)

@@ -47,8 +47,9 @@ from holodesk.daemon.engines.base import (
 from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
 from holodesk.daemon.generation import Candidate, SessionSampling, StepGeneration
 from holodesk.daemon.geometry import Size
-from holodesk.daemon.policies.base import Decision, Location, StepContext
+from holodesk.daemon.policies.base import Decision, Location
 from holodesk.daemon.policies.image_cache import ModelImageCache
+from holodesk.daemon.steps import StepContext
 
 log = logging.getLogger(__name__)
 

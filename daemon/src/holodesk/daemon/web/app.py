@@ -32,7 +32,6 @@ from typing import Any
 
 from aiohttp import web
 
-from holodesk.daemon.auth import Authenticator
 from holodesk.daemon.config import ServerConfig
 from holodesk.daemon.errors import (
     FailedPrecondition,
@@ -40,7 +39,8 @@ from holodesk.daemon.errors import (
     InvalidArgument,
     NotFound,
 )
-from holodesk.daemon.sessions import SessionRegistry
+from holodesk.daemon.rpc.auth import Authenticator
+from holodesk.daemon.session.sessions import SessionRegistry
 from holodesk.daemon.web.auth import WebAuth, WebForbiddenError, WebUnauthorizedError
 from holodesk.daemon.web.hub import LiveHub, Viewer
 from holodesk.proto.limits import REASON_CHARS, TEXT_CHARS, clip

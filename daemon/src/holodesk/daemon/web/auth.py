@@ -32,8 +32,8 @@ from typing import Any
 
 from aiohttp import web
 
-from holodesk.daemon.auth import ANONYMOUS, Authenticator, AuthMethod, Principal
-from holodesk.daemon.credentials import MAX_TOKEN_CHARS, Role
+from holodesk.daemon.rpc.auth import ANONYMOUS, Authenticator, AuthMethod, Principal
+from holodesk.daemon.rpc.credentials import MAX_TOKEN_CHARS, Role
 
 log = logging.getLogger(__name__)
 

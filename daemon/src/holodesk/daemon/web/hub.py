@@ -31,14 +31,14 @@ from PIL import Image
 from holodesk.daemon import frame_pixels
 from holodesk.daemon.actions import ActionResult, describe
 from holodesk.daemon.frames import EncodedFrame
-from holodesk.daemon.session_events import (
+from holodesk.daemon.session.session_events import (
     FrameTaken,
     ResultsReported,
     SessionEvent,
     StateChanged,
     StepDecided,
 )
-from holodesk.daemon.sessions import Session, SessionRegistry
+from holodesk.daemon.session.sessions import Session, SessionRegistry
 from holodesk.proto.limits import clip
 
 log = logging.getLogger(__name__)

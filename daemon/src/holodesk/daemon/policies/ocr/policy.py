@@ -25,7 +25,7 @@ from holodesk.daemon.dialects import Dialect, DialectParseError, get_dialect
 from holodesk.daemon.dialects.coords import CoordinateConvention
 from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
 from holodesk.daemon.geometry import Box, Point, Size
-from holodesk.daemon.policies.base import Decision, Location, StepContext
+from holodesk.daemon.policies.base import Decision, Location
 from holodesk.daemon.policies.ocr.matching import find_text
 from holodesk.daemon.policies.ocr.planner import PlannerConfig, plan
 from holodesk.daemon.policies.ocr.progress import progress_from_history
@@ -36,6 +36,7 @@ from holodesk.daemon.policies.ocr.tesseract import (
     TesseractConfig,
     TesseractNotFoundError,
 )
+from holodesk.daemon.steps import StepContext
 
 DESCRIPTION = (
     "OCR baseline on the CPU (Tesseract): follows tasks written as steps such as "

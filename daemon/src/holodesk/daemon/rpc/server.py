@@ -104,28 +104,28 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from holodesk.daemon.agent_service import AgentService
-from holodesk.daemon.attached_desktops import AttachedDesktops
-from holodesk.daemon.auth import Authenticator, AuthInterceptor
-from holodesk.daemon.computer_policy import ComputerPolicy, heartbeat_for
-from holodesk.daemon.computer_service import ComputerService
 from holodesk.daemon.config import ListenAddress, ServerConfig
-from holodesk.daemon.control_service import ControlService
-from holodesk.daemon.credentials import Credentials, CredentialsError, load_credentials
-from holodesk.daemon.decoded_screens import DecodedScreens
-from holodesk.daemon.frame_memory import FrameMemory
 from holodesk.daemon.frames import FrameLimits
-from holodesk.daemon.interceptor import ErrorInterceptor
 from holodesk.daemon.metrics import DaemonMetrics, MetricsExporter
-from holodesk.daemon.metrics_interceptor import MetricsInterceptor
 from holodesk.daemon.policies.base import Policy
 from holodesk.daemon.policies.catalog import PolicyCatalog
+from holodesk.daemon.policies.computer import ComputerPolicy, heartbeat_for
 from holodesk.daemon.policies.registry import create_policy
-from holodesk.daemon.recorder import Recorder
-from holodesk.daemon.reflection import enable_reflection
+from holodesk.daemon.rpc.agent_service import AgentService
+from holodesk.daemon.rpc.auth import Authenticator, AuthInterceptor
+from holodesk.daemon.rpc.computer_service import ComputerService
+from holodesk.daemon.rpc.control_service import ControlService
+from holodesk.daemon.rpc.credentials import Credentials, CredentialsError, load_credentials
+from holodesk.daemon.rpc.interceptor import ErrorInterceptor
+from holodesk.daemon.rpc.metrics_interceptor import MetricsInterceptor
+from holodesk.daemon.rpc.reflection import enable_reflection
 from holodesk.daemon.sdnotify import notify
-from holodesk.daemon.session_runner import SessionSettings
-from holodesk.daemon.sessions import SessionLimits, SessionRegistry
+from holodesk.daemon.session.attached_desktops import AttachedDesktops
+from holodesk.daemon.session.decoded_screens import DecodedScreens
+from holodesk.daemon.session.frame_memory import FrameMemory
+from holodesk.daemon.session.recorder import Recorder
+from holodesk.daemon.session.session_runner import SessionSettings
+from holodesk.daemon.session.sessions import SessionLimits, SessionRegistry
 from holodesk.daemon.web.app import WebServer, start_web
 from holodesk.proto.v1 import agent_pb2, agent_pb2_grpc, computer_pb2_grpc, control_pb2_grpc
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import grpc
 
-from holodesk.daemon.interceptor import aclose, wrap_behavior
 from holodesk.daemon.metrics import DaemonMetrics
+from holodesk.daemon.rpc.interceptor import aclose, wrap_behavior
 from holodesk.proto.v1 import agent_pb2
 
 # The server's deadline starts when it reads the call's timeout header, a little

@@ -35,8 +35,8 @@ from collections.abc import Iterable
 
 from PIL import Image
 
-from holodesk.daemon import packed_screens
-from holodesk.daemon.packed_screens import PackedScreen
+from holodesk.daemon.session import packed_screens
+from holodesk.daemon.session.packed_screens import PackedScreen
 
 MIB = 1024 * 1024
 # Packed screens of all sessions: ~2,500 1080p screens of text, ~250 of photos

@@ -11,22 +11,23 @@ import asyncio
 from typing import Any
 
 from holodesk.daemon import actions as act
-from holodesk.daemon import computer_convert, convert, frame_pixels
-from holodesk.daemon.attached_desktops import (
-    AttachedDesktops,
-    Batch,
-    Desktop,
-    Entry,
-    FrameGeometry,
-)
-from holodesk.daemon.auth import current_principal
+from holodesk.daemon import convert, frame_pixels
 from holodesk.daemon.errors import (
     FailedPrecondition,
     InvalidArgument,
     PermissionDenied,
     Unavailable,
 )
-from holodesk.daemon.sessions import SessionRegistry
+from holodesk.daemon.rpc import computer_convert
+from holodesk.daemon.rpc.auth import current_principal
+from holodesk.daemon.session.attached_desktops import (
+    AttachedDesktops,
+    Batch,
+    Desktop,
+    Entry,
+    FrameGeometry,
+)
+from holodesk.daemon.session.sessions import SessionRegistry
 from holodesk.proto.v1 import computer_pb2, computer_pb2_grpc, frame_pb2
 
 

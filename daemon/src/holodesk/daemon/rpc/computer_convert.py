@@ -18,7 +18,7 @@ from holodesk.daemon import convert
 from holodesk.daemon.errors import InvalidArgument
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
 from holodesk.daemon.geometry import Point
-from holodesk.daemon.sessions import Session
+from holodesk.daemon.session.sessions import Session
 from holodesk.proto.v1 import action_pb2, agent_pb2, computer_pb2, frame_pb2, geometry_pb2
 
 _BUTTONS = {

@@ -18,17 +18,18 @@ import asyncio
 from collections.abc import Callable
 
 from holodesk.daemon import actions as act
-from holodesk.daemon.attached_desktops import (
+from holodesk.daemon.errors import FailedPrecondition, HolodeskError
+from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
+from holodesk.daemon.geometry import Point, Size
+from holodesk.daemon.policies.base import Decision, Location
+from holodesk.daemon.session.attached_desktops import (
     AttachedDesktops,
     Batch,
     Desktop,
     FrameGeometry,
     remap,
 )
-from holodesk.daemon.errors import FailedPrecondition, HolodeskError
-from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
-from holodesk.daemon.geometry import Point, Size
-from holodesk.daemon.policies.base import Decision, Location, StepContext
+from holodesk.daemon.steps import StepContext
 
 NAME = "computer"
 DESCRIPTION = "actions from ComputerService callers on a desktop its client attached"

@@ -37,7 +37,6 @@ from holodesk.daemon.actions import (
 )
 from holodesk.daemon.actions import Done as DoneKind
 from holodesk.daemon.actions import Fail as FailKind
-from holodesk.daemon.decoded_screens import DecodedScreens
 from holodesk.daemon.errors import (
     RETRY_WHEN_FULL_S,
     FailedPrecondition,
@@ -46,18 +45,20 @@ from holodesk.daemon.errors import (
     PermissionDenied,
     ResourceExhausted,
 )
-from holodesk.daemon.frame_memory import FrameMemory, unique_bytes
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
 from holodesk.daemon.generation import SessionSampling
 from holodesk.daemon.geometry import Rect, Size
-from holodesk.daemon.policies.base import Decision, StepContext
-from holodesk.daemon.session_events import (
+from holodesk.daemon.policies.base import Decision
+from holodesk.daemon.session.decoded_screens import DecodedScreens
+from holodesk.daemon.session.frame_memory import FrameMemory, unique_bytes
+from holodesk.daemon.session.session_events import (
     FrameTaken,
     ResultsReported,
     SessionEvent,
     StateChanged,
     StepDecided,
 )
+from holodesk.daemon.steps import StepContext
 from holodesk.proto.limits import MAX_ACTIONS
 
 # Hears every event of every session (SessionRegistry.observers; the live view).

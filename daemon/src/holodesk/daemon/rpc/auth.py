@@ -40,9 +40,9 @@ from typing import Any
 
 import grpc
 
-from holodesk.daemon.credentials import MAX_TOKEN_CHARS, Credentials, Role
 from holodesk.daemon.errors import PermissionDenied, Unauthenticated
-from holodesk.daemon.interceptor import aclose, wrap_behavior
+from holodesk.daemon.rpc.credentials import MAX_TOKEN_CHARS, Credentials, Role
+from holodesk.daemon.rpc.interceptor import aclose, wrap_behavior
 
 log = logging.getLogger(__name__)
 

@@ -9,8 +9,6 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from holodesk.daemon import convert
-from holodesk.daemon.auth import current_principal
-from holodesk.daemon.credentials import Role
 from holodesk.daemon.errors import (
     DeadlineExceeded,
     InvalidArgument,
@@ -19,10 +17,12 @@ from holodesk.daemon.errors import (
     Unavailable,
 )
 from holodesk.daemon.frames import validate_frame
-from holodesk.daemon.interceptor import aclose
 from holodesk.daemon.policies.catalog import PolicyCatalog
-from holodesk.daemon.session_runner import SessionRunner, SessionSettings
-from holodesk.daemon.sessions import SessionRegistry
+from holodesk.daemon.rpc.auth import current_principal
+from holodesk.daemon.rpc.credentials import Role
+from holodesk.daemon.rpc.interceptor import aclose
+from holodesk.daemon.session.session_runner import SessionRunner, SessionSettings
+from holodesk.daemon.session.sessions import SessionRegistry
 from holodesk.proto.v1 import agent_pb2, agent_pb2_grpc
 
 

@@ -32,10 +32,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from holodesk.daemon import frame_pixels
-from holodesk.daemon.decoded_screens import DecodedScreens
 from holodesk.daemon.errors import InvalidArgument
 from holodesk.daemon.frames import EncodedFrame, FrameLimits, FramePatch, read_header
 from holodesk.daemon.geometry import Rect, Size
+from holodesk.daemon.session.decoded_screens import DecodedScreens
 from holodesk.proto import limits
 
 log = logging.getLogger(__name__)

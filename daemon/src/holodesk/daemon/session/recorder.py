@@ -38,7 +38,7 @@ from holodesk.daemon.engines.base import ChatMessage, ImagePart, TextPart
 from holodesk.daemon.errors import FailedPrecondition
 from holodesk.daemon.frames import EncodedFrame, FrameSpec
 from holodesk.daemon.policies.base import Decision, Policy
-from holodesk.daemon.sessions import Session
+from holodesk.daemon.session.sessions import Session
 from holodesk.data.format import ClientInfo, Manifest, RecordingError, make_recording_id
 from holodesk.data.writer import RecordingWriter, prepare_root
 from holodesk.proto.v1 import action_pb2, agent_pb2

@@ -37,9 +37,7 @@ from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from holodesk.daemon import convert, frame_deltas, logs
-from holodesk.daemon.auth import ANONYMOUS, Principal
-from holodesk.daemon.decoded_screens import DecodedScreens
+from holodesk.daemon import convert, logs
 from holodesk.daemon.errors import (
     DeadlineExceeded,
     FailedPrecondition,
@@ -47,14 +45,17 @@ from holodesk.daemon.errors import (
     InvalidArgument,
     Unavailable,
 )
-from holodesk.daemon.frame_memory import FrameMemoryFull
 from holodesk.daemon.frames import FrameLimits, FrameSpec, check_fits, validate_frame
 from holodesk.daemon.generation import StepGeneration
 from holodesk.daemon.metrics import DaemonMetrics
 from holodesk.daemon.policies.base import Decision, Policy
 from holodesk.daemon.policies.catalog import PolicyCatalog
-from holodesk.daemon.recorder import Recorder
-from holodesk.daemon.sessions import (
+from holodesk.daemon.rpc.auth import ANONYMOUS, Principal
+from holodesk.daemon.session import frame_deltas
+from holodesk.daemon.session.decoded_screens import DecodedScreens
+from holodesk.daemon.session.frame_memory import FrameMemoryFull
+from holodesk.daemon.session.recorder import Recorder
+from holodesk.daemon.session.sessions import (
     Ending,
     Session,
     SessionOutcome,
