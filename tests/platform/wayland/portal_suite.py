@@ -140,10 +140,11 @@ def test_frames_follow_what_input_changes(
 
 
 def test_drag_path(backend: Backend, target: SettledTarget) -> None:
-    # The conformance check wants every point of a fast drag as a motion event;
-    # compositors merge the motions that arrive within one frame (mutter's clutter
-    # does), so here the app must see a part of the path, in order, ending where the
-    # drag ends, with the button held throughout.
+    # The conformance check wants every point of a fast drag as a motion event; here
+    # motions that arrive close together are merged on the way (the compositor batches
+    # them per frame, and Tk on XWayland collapses a batch it is handed), so the app
+    # must see a part of the path, in order, ending where the drag ends, with the
+    # button held throughout.
     pad = target.pad()
     path = [(pad.x + 20 + 40 * i, pad.y + 30 + 25 * i) for i in range(6)]
     backend.input.drag(path, duration_s=0.5)
@@ -162,7 +163,7 @@ def test_drag_path(backend: Backend, target: SettledTarget) -> None:
 def conformance(limits: Mapping[str, str]) -> Callable[..., None]:
     """The conformance suite over CASES for the module's `backend`, with `limits` xfailed.
 
-    drag-path runs as test_drag_path above (motion merged per frame).
+    drag-path runs as test_drag_path above (close motions are merged on the way).
     """
     unknown = set(limits) - {case.id for case in CASES}
     if unknown:
@@ -170,7 +171,7 @@ def conformance(limits: Mapping[str, str]) -> Callable[..., None]:
 
     def marks(case: Case) -> Any:
         if case.id == "drag-path":
-            return pytest.mark.skip(reason="test_drag_path checks it: motion is merged per frame")
+            return pytest.mark.skip(reason="test_drag_path checks it: motions are merged")
         if case.id in limits:
             return pytest.mark.xfail(reason=limits[case.id], strict=True)
         return ()
