@@ -371,6 +371,7 @@ async def serve(
     recorder = Recorder(config.record_dir or None, default_on=config.record)
     recorder.prepare()
     registry.listeners.append(recorder.session_left)
+    registry.observers.append(recorder.observe)
     metrics = metrics if metrics is not None else DaemonMetrics()
     metrics.watch(registry)
     settings = SessionSettings(

@@ -1,11 +1,13 @@
 """Session recordings on the daemon side (docs/recording-format.md; issue 7).
 
-The runner tells the recorder what happens in a recorded session: `open` before
-SessionStarted, then `frame` (the full image the policy sees, rebuilt from a delta
-frame where the client sent one), `actions` (the Actions message as sent, the prompt),
-`observation` (results, user reply); the registry's listener `session_left` writes the
-end. This module is the only place that turns contract messages into the recording's
-JSON objects (``json_format.MessageToDict(preserving_proto_field_name=True)``).
+The runner opens a recording (`open`, before SessionStarted: it may refuse the
+session); from there the recorder is an observer of the session's event stream
+(session_events.py, registered in SessionRegistry.observers): FrameTaken (the full
+image the policy sees, rebuilt from a delta frame where the client sent one),
+ActionsMade (the Actions message as made, the prompt), ObservationRead (results,
+user reply); the registry's listener `session_left` writes the end. This module
+is the only place that turns contract messages into the recording's JSON objects
+(``json_format.MessageToDict(preserving_proto_field_name=True)``).
 
 Blocking file I/O (every event is fsync'd) never runs on the event loop: each recording
 has an ordered queue drained by one task that hands the writes to a small thread pool
@@ -38,6 +40,12 @@ from holodesk.daemon.engines.base import ChatMessage, ImagePart, TextPart
 from holodesk.daemon.errors import FailedPrecondition
 from holodesk.daemon.frames import EncodedFrame, FrameSpec
 from holodesk.daemon.policies.base import Decision, Policy
+from holodesk.daemon.session.session_events import (
+    ActionsMade,
+    FrameTaken,
+    ObservationRead,
+    SessionEvent,
+)
 from holodesk.daemon.session.sessions import Session
 from holodesk.data.format import ClientInfo, Manifest, RecordingError, make_recording_id
 from holodesk.data.writer import RecordingWriter, prepare_root
@@ -172,6 +180,23 @@ class Recorder:
         self._live[session.session_id] = track
         session.recording_id = writer.recording_id
         log.info("session %s recorded in %s", session.session_id, writer.path)
+
+    def observe(self, session: Session, event: SessionEvent) -> None:
+        """SessionRegistry observer: what the recording keeps of a session's events
+        (nothing for a session that is not recorded, nor for the live view's own)."""
+        if isinstance(event, FrameTaken):
+            self.frame(session, event.frame)
+        elif isinstance(event, ActionsMade):
+            self.actions(
+                session,
+                event.message,
+                event.decision,
+                frames=event.frames,
+                policy_seconds=event.policy_seconds,
+                sent=event.sent,
+            )
+        elif isinstance(event, ObservationRead):
+            self.observation(session, event.results, event.user_reply)
 
     def frame(self, session: Session, frame: EncodedFrame) -> None:
         """The image the policy will see for the session's next step."""

@@ -1,10 +1,14 @@
-"""What a session's watchers hear as it runs (the live view, issue 17).
+"""What a session's watchers hear as it runs: the one event stream of a session.
 
 A `Session` calls its registry's observers synchronously, on the daemon's event
 loop, at each point of its run: a frame taken, a step decided, results reported,
-its state changed. An observer must return at once and never block or raise:
-the live view only copies what it needs into bounded per-viewer queues, so a
-slow or vanished browser can neither slow a session nor grow the daemon.
+its state changed (the session's own events), and the contract messages the runner
+made of a step or read from the client (`Session.publish`: ActionsMade,
+ObservationRead). Two observers listen: the live view (web/hub.py) and the recorder
+(recorder.py), so the runner never asks whether a session is recorded. An observer
+must return at once and never block or raise: the live view only copies what it
+needs into bounded per-viewer queues and the recorder queues its writes, so a slow
+browser or disk can neither slow a session nor grow the daemon.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from dataclasses import dataclass
 
 from holodesk.daemon.actions import Action, ActionResult
 from holodesk.daemon.frames import EncodedFrame
+from holodesk.daemon.policies.base import Decision
+from holodesk.proto.v1 import action_pb2, agent_pb2
 
 
 @dataclass(frozen=True)
@@ -46,4 +52,29 @@ class StateChanged:
     session's state (and `ended`) for which."""
 
 
-SessionEvent = FrameTaken | StepDecided | ResultsReported | StateChanged
+@dataclass(frozen=True)
+class ActionsMade:
+    """The runner made a step's Actions message from the decision. `sent` is False
+    for one that never goes out (a done or fail with no actions, a step that broke
+    the contract): recorded for its generation all the same."""
+
+    message: agent_pb2.Actions
+    decision: Decision
+    # The window the policy decided from, oldest first.
+    frames: tuple[EncodedFrame, ...]
+    policy_seconds: float
+    sent: bool
+
+
+@dataclass(frozen=True)
+class ObservationRead:
+    """An observation's results and reply as the client sent them, once accepted
+    (not the one answering a refresh after a hold: it answers no step)."""
+
+    results: tuple[action_pb2.ActionResult, ...]
+    user_reply: str
+
+
+SessionEvent = (
+    FrameTaken | StepDecided | ResultsReported | StateChanged | ActionsMade | ObservationRead
+)

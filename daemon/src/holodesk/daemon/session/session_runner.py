@@ -55,6 +55,7 @@ from holodesk.daemon.session import frame_deltas
 from holodesk.daemon.session.decoded_screens import DecodedScreens
 from holodesk.daemon.session.frame_memory import FrameMemoryFull
 from holodesk.daemon.session.recorder import Recorder
+from holodesk.daemon.session.session_events import ActionsMade, ObservationRead
 from holodesk.daemon.session.sessions import (
     Ending,
     Session,
@@ -87,7 +88,8 @@ class SessionSettings:
     log_task: bool = False
     # The server's instruments (a private, unexported set when none is given).
     metrics: DaemonMetrics = field(default_factory=DaemonMetrics, compare=False, repr=False)
-    # Session recordings (issue 7); None: nothing is recorded.
+    # Session recordings (issue 7): opened here, then fed by the session's events
+    # (the recorder is one of the registry's observers); None: nothing is recorded.
     recorder: Recorder | None = field(default=None, compare=False, repr=False)
     # Offer clients delta frames (FrameSpec.accept_deltas; see frame_deltas.py).
     accept_deltas: bool = True
@@ -274,9 +276,9 @@ class SessionRunner:
                     convert.results_from_pb(observation.results, "observation.results"),
                     "observation.results",
                 )
-                if self._settings.recorder is not None and not refreshing:
-                    self._settings.recorder.observation(
-                        session, observation.results, observation.user_reply
+                if not refreshing:
+                    session.publish(
+                        ObservationRead(tuple(observation.results), observation.user_reply)
                     )
                 refreshing = False
                 if session.ending is not None:
@@ -304,7 +306,7 @@ class SessionRunner:
                 )
                 broken = convert.actions_violation(message)
                 if broken is not None:  # the daemon never sends more than the contract allows
-                    self._record_actions(session, message, decision, policy_seconds, sent=False)
+                    self._publish_actions(session, message, decision, policy_seconds, sent=False)
                     reason = (
                         f"the policy's step broke the contract: {broken.field}: "
                         f"{broken.description}"
@@ -313,13 +315,13 @@ class SessionRunner:
                     return
                 if ending is not None and not actions:
                     # No Actions carry this step: its generation goes with the ending.
-                    self._record_actions(session, message, decision, policy_seconds, sent=False)
+                    self._publish_actions(session, message, decision, policy_seconds, sent=False)
                     yield self._end(session, ending, decision.generation)
                     return
                 # Even an empty batch goes out: the client answers with a new frame.
                 logs.bind(action_ids=[a.action_id for a in message.actions])
                 self._settings.metrics.step_sent(policy.name, time.perf_counter() - received)
-                self._record_actions(session, message, decision, policy_seconds)
+                self._publish_actions(session, message, decision, policy_seconds)
                 yield agent_pb2.RunSessionResponse(actions=message)
         except _Interrupted as interrupted:
             if interrupted.after_send:
@@ -358,13 +360,11 @@ class SessionRunner:
             check_fits(frame.size, self._frame_spec, "observation.frame")
             wire_bytes = len(frame.data)
         self._settings.metrics.frame_received("RunSession", wire_bytes)
+        # Observers hear FrameTaken: the window's newest, the full image the policy sees.
         session.accept_frame(frame, "observation.frame")
-        if self._settings.recorder is not None:
-            # The window's newest frame: the full image the policy will see.
-            self._settings.recorder.frame(session, session.frames[-1])
         session.user_reply = observation.user_reply
 
-    def _record_actions(
+    def _publish_actions(
         self,
         session: Session,
         message: agent_pb2.Actions,
@@ -373,15 +373,7 @@ class SessionRunner:
         *,
         sent: bool = True,
     ) -> None:
-        if self._settings.recorder is not None:
-            self._settings.recorder.actions(
-                session,
-                message,
-                decision,
-                frames=tuple(session.frames),
-                policy_seconds=policy_seconds,
-                sent=sent,
-            )
+        session.publish(ActionsMade(message, decision, tuple(session.frames), policy_seconds, sent))
 
     async def _next_observation(self, session: Session) -> agent_pb2.Observation:
         item = await self._race(self._client_turn(session), session, stop_on_shutdown=True)

@@ -52,7 +52,9 @@ from holodesk.daemon.policies.base import Decision
 from holodesk.daemon.session.decoded_screens import DecodedScreens
 from holodesk.daemon.session.frame_memory import FrameMemory, unique_bytes
 from holodesk.daemon.session.session_events import (
+    ActionsMade,
     FrameTaken,
+    ObservationRead,
     ResultsReported,
     SessionEvent,
     StateChanged,
@@ -222,6 +224,11 @@ class Session:
     def set_thinking(self, thinking: bool) -> None:
         self._thinking = thinking
         self._notify(StateChanged())
+
+    def publish(self, event: ActionsMade | ObservationRead) -> None:
+        """Tell the session's observers what the runner made of a step or read from
+        the client: the same stream as the session's own events."""
+        self._notify(event)
 
     def _notify(self, event: SessionEvent) -> None:
         for observer in self._observers:
