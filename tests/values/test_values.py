@@ -16,7 +16,8 @@ from holodesk.daemon import actions as daemon_actions
 from holodesk.daemon.dialects.coords import fit_in_box as daemon_fit_in_box
 from holodesk.daemon.geometry import Size
 from holodesk.data.format import ENCODINGS, ImageEncodingValue
-from holodesk.values.actions import ActionResult, ActionStatus
+from holodesk.platform import base as platform_base
+from holodesk.values.actions import ActionResult, ActionStatus, MouseButton
 from holodesk.values.encoding import ImageEncoding
 from holodesk.values.fit import fit_in_box
 
@@ -48,9 +49,10 @@ def test_an_empty_size_has_nothing_to_fit(width: int, height: int) -> None:
         fit_size(width, height, 100, 100)
 
 
-def test_client_and_daemon_report_results_with_the_one_definition() -> None:
+def test_client_daemon_and_platform_share_one_definition_of_each_value() -> None:
     assert client_actions.ActionStatus is daemon_actions.ActionStatus is ActionStatus
     assert client_actions.ActionResult is daemon_actions.ActionResult is ActionResult
+    assert platform_base.MouseButton is daemon_actions.MouseButton is MouseButton
 
 
 def test_the_recording_formats_encodings_are_the_contracts() -> None:

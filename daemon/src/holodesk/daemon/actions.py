@@ -15,18 +15,12 @@ from dataclasses import dataclass, field
 
 from holodesk.daemon.geometry import Point, Size
 
-# What became of an action: the contract's values, defined once in holodesk.values
-# (the client reports them with the same two); named here for the daemon's modules.
+# The contract's buttons and what became of an action, defined once in holodesk.values
+# (the platform presses the same buttons, the client reports the same results); named
+# here for the daemon's modules.
 from holodesk.values.actions import ActionResult as ActionResult
 from holodesk.values.actions import ActionStatus as ActionStatus
-
-
-class MouseButton(enum.Enum):
-    LEFT = "left"
-    RIGHT = "right"
-    MIDDLE = "middle"
-    BACK = "back"  # the side buttons: X buttons 8 and 9, Windows XBUTTON1/2
-    FORWARD = "forward"
+from holodesk.values.actions import MouseButton as MouseButton
 
 
 class Modifier(enum.Enum):

@@ -11,7 +11,6 @@ This module never imports a backend; `holodesk.platform.select` chooses one.
 from __future__ import annotations
 
 import contextlib
-import enum
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +21,10 @@ from PIL import Image
 from holodesk.platform.errors import InputError, InputInterruptedError
 from holodesk.platform.interrupt import NEVER, StopSignal
 from holodesk.platform.keys import normalize_key
+
+# The contract's mouse buttons, defined once in holodesk.values (the daemon's dialects
+# name the same ones); named here with the input driver that presses them.
+from holodesk.values.actions import MouseButton as MouseButton
 from holodesk.values.keys import MODIFIERS
 
 T = TypeVar("T")
@@ -72,14 +75,6 @@ class DisplayInfo:
     scale_factor: float = 1.0
     primary: bool = False
     name: str = ""
-
-
-class MouseButton(enum.Enum):
-    LEFT = "left"
-    RIGHT = "right"
-    MIDDLE = "middle"
-    BACK = "back"  # the side buttons: X buttons 8 and 9, Windows XBUTTON1/2
-    FORWARD = "forward"
 
 
 MODIFIER_KEYS = MODIFIERS

@@ -1,13 +1,23 @@
-"""What became of one action: the values of the contract's ActionResult.
+"""The action values both sides share: the mouse buttons, and what became of an
+action (the contract's ActionResult).
 
-The client reports them, the daemon reads them back (and tells a model); both use
-these two definitions, so a status added to the contract is added once.
+The daemon's dialects name buttons and read results back (and tell a model); the
+platform's input drivers press the buttons and the client reports the results: all
+use these definitions, so a button or a status added to the contract is added once.
 """
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+
+
+class MouseButton(enum.Enum):
+    LEFT = "left"
+    RIGHT = "right"
+    MIDDLE = "middle"
+    BACK = "back"  # the side buttons: X buttons 8 and 9, Windows XBUTTON1/2
+    FORWARD = "forward"
 
 
 class ActionStatus(enum.Enum):
