@@ -57,7 +57,8 @@ from holodesk.daemon.engines.base import ChatMessage, ImagePart
 from holodesk.daemon.frames import EncodedFrame
 from holodesk.daemon.geometry import Point, Size
 from holodesk.daemon.policies.base import Decision
-from holodesk.daemon.session.sessions import Session, SessionRequest
+from holodesk.daemon.session.sessions import Session
+from holodesk.daemon.session.values import SessionRequest
 from tests.bench.common import Figure, Report, parser, reproduce_command
 from tests.support.tiny_models import CHAT_TEMPLATE, QWEN_CHAT_TEMPLATE
 

@@ -31,7 +31,8 @@ from holodesk.daemon.errors import InvalidArgument
 from holodesk.daemon.frames import validate_frame
 from holodesk.daemon.geometry import Point
 from holodesk.daemon.policies.base import Decision
-from holodesk.daemon.session.sessions import Session, SessionRequest
+from holodesk.daemon.session.sessions import Session
+from holodesk.daemon.session.values import SessionRequest
 from holodesk.proto.v1 import action_pb2, agent_pb2, frame_pb2, geometry_pb2
 from tests.daemon import fuzz_targets
 from tests.daemon.support import (

@@ -25,7 +25,8 @@ from holodesk.daemon.engines.base import ChatMessage, ImagePart
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
 from holodesk.daemon.geometry import Point, Size
 from holodesk.daemon.policies.base import Decision
-from holodesk.daemon.session.sessions import Session, SessionRequest
+from holodesk.daemon.session.sessions import Session
+from holodesk.daemon.session.values import SessionRequest
 from holodesk.daemon.steps import StepContext
 
 FRAME = Size(1280, 800)

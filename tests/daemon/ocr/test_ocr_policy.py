@@ -15,7 +15,8 @@ from holodesk.daemon.policies.ocr.planner import PlannerConfig
 from holodesk.daemon.policies.ocr.policy import OcrPolicy, OcrPolicyConfig, check_tesseract
 from holodesk.daemon.policies.ocr.tesseract import TesseractConfig, TesseractNotFoundError
 from holodesk.daemon.policies.registry import PolicyConfigError, create_policy
-from holodesk.daemon.session.sessions import Ending, Session, SessionOutcome, SessionRequest
+from holodesk.daemon.session.sessions import Session
+from holodesk.daemon.session.values import Ending, SessionOutcome, SessionRequest
 from holodesk.daemon.steps import StepContext
 
 from .desktop import HEIGHT, WIDTH, Desktop

@@ -30,11 +30,11 @@ from holodesk.daemon.generation import (
 from holodesk.daemon.geometry import Box, Point, Rect, Size
 from holodesk.daemon.policies.base import Location
 from holodesk.daemon.session.frame_deltas import FrameDelta
-from holodesk.daemon.session.sessions import (
+from holodesk.daemon.session.sessions import Session
+from holodesk.daemon.session.values import (
     ClientInfo,
     Display,
     Ending,
-    Session,
     SessionOutcome,
     SessionRequest,
     SessionState,

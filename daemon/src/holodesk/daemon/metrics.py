@@ -54,7 +54,9 @@ from prometheus_client.registry import Collector
 
 from holodesk.daemon.config import is_loopback, parse_metrics_address
 from holodesk.daemon.policies.base import Decision
-from holodesk.daemon.session.sessions import Session, SessionOutcome, SessionRegistry, SessionState
+from holodesk.daemon.session.registry import SessionRegistry
+from holodesk.daemon.session.sessions import Session
+from holodesk.daemon.session.values import SessionOutcome, SessionState
 
 PREFIX = "holodesk"
 # Seconds: from a scripted policy's microseconds to a large model's minutes.

@@ -21,8 +21,8 @@ from holodesk.daemon.policies.catalog import PolicyCatalog
 from holodesk.daemon.rpc.auth import current_principal
 from holodesk.daemon.rpc.credentials import Role
 from holodesk.daemon.rpc.interceptor import aclose
+from holodesk.daemon.session.registry import SessionRegistry
 from holodesk.daemon.session.session_runner import SessionRunner, SessionSettings
-from holodesk.daemon.session.sessions import SessionRegistry
 from holodesk.proto.v1 import agent_pb2, agent_pb2_grpc
 
 

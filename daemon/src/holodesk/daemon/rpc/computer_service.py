@@ -27,7 +27,7 @@ from holodesk.daemon.session.attached_desktops import (
     Entry,
     FrameGeometry,
 )
-from holodesk.daemon.session.sessions import SessionRegistry
+from holodesk.daemon.session.registry import SessionRegistry
 from holodesk.proto.v1 import computer_pb2, computer_pb2_grpc, frame_pb2
 
 

@@ -11,7 +11,7 @@ from google.protobuf.message import Message
 from holodesk.daemon import convert
 from holodesk.daemon.errors import InvalidArgument
 from holodesk.daemon.policies.catalog import PolicyCatalog
-from holodesk.daemon.session.sessions import SessionRegistry
+from holodesk.daemon.session.registry import SessionRegistry
 from holodesk.proto.limits import REASON_CHARS, clip
 from holodesk.proto.v1 import control_pb2, control_pb2_grpc
 

@@ -124,8 +124,8 @@ from holodesk.daemon.session.attached_desktops import AttachedDesktops
 from holodesk.daemon.session.decoded_screens import DecodedScreens
 from holodesk.daemon.session.frame_memory import FrameMemory
 from holodesk.daemon.session.recorder import Recorder
+from holodesk.daemon.session.registry import SessionLimits, SessionRegistry
 from holodesk.daemon.session.session_runner import SessionSettings
-from holodesk.daemon.session.sessions import SessionLimits, SessionRegistry
 from holodesk.daemon.web.app import WebServer, start_web
 from holodesk.proto.v1 import agent_pb2, agent_pb2_grpc, computer_pb2_grpc, control_pb2_grpc
 

@@ -40,7 +40,8 @@ from holodesk.daemon.errors import (
 )
 from holodesk.daemon.frames import EncodedFrame
 from holodesk.daemon.geometry import Point, Rect, Size
-from holodesk.daemon.session.sessions import Session, SessionRegistry
+from holodesk.daemon.session.registry import SessionRegistry
+from holodesk.daemon.session.sessions import Session
 from holodesk.daemon.steps import StepContext
 
 log = logging.getLogger(__name__)

@@ -55,13 +55,10 @@ from holodesk.daemon.session import frame_deltas
 from holodesk.daemon.session.decoded_screens import DecodedScreens
 from holodesk.daemon.session.frame_memory import FrameMemoryFull
 from holodesk.daemon.session.recorder import Recorder
+from holodesk.daemon.session.registry import SessionRegistry
 from holodesk.daemon.session.session_events import ActionsMade, ObservationRead
-from holodesk.daemon.session.sessions import (
-    Ending,
-    Session,
-    SessionOutcome,
-    SessionRegistry,
-)
+from holodesk.daemon.session.sessions import Session
+from holodesk.daemon.session.values import Ending, SessionOutcome
 from holodesk.proto.limits import REASON_CHARS, clip
 from holodesk.proto.v1 import agent_pb2
 

@@ -40,7 +40,7 @@ from holodesk.daemon.errors import (
     NotFound,
 )
 from holodesk.daemon.rpc.auth import Authenticator
-from holodesk.daemon.session.sessions import SessionRegistry
+from holodesk.daemon.session.registry import SessionRegistry
 from holodesk.daemon.web.auth import WebAuth, WebForbiddenError, WebUnauthorizedError
 from holodesk.daemon.web.hub import LiveHub, Viewer
 from holodesk.proto.limits import REASON_CHARS, TEXT_CHARS, clip

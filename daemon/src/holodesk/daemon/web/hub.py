@@ -31,6 +31,7 @@ from PIL import Image
 from holodesk.daemon import frame_pixels
 from holodesk.daemon.actions import ActionResult, describe
 from holodesk.daemon.frames import EncodedFrame
+from holodesk.daemon.session.registry import SessionRegistry
 from holodesk.daemon.session.session_events import (
     FrameTaken,
     ResultsReported,
@@ -38,7 +39,7 @@ from holodesk.daemon.session.session_events import (
     StateChanged,
     StepDecided,
 )
-from holodesk.daemon.session.sessions import Session, SessionRegistry
+from holodesk.daemon.session.sessions import Session
 from holodesk.proto.limits import clip
 
 log = logging.getLogger(__name__)

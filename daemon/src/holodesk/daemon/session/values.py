@@ -1,0 +1,82 @@
+"""A session's plain values: what the client asked for (SessionRequest, its client and
+displays), the states a session passes through and how it ends (Ending, SessionOutcome).
+
+Apart from the Session that holds them, so the converters, the metrics, the recorder
+and the live view can read them without the session's machinery.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from holodesk.daemon.frames import ImageEncoding
+from holodesk.daemon.generation import SessionSampling
+from holodesk.daemon.geometry import Rect, Size
+
+
+class SessionState(enum.Enum):
+    WAITING_FOR_CLIENT = "waiting_for_client"
+    THINKING = "thinking"
+    PAUSED = "paused"
+    # The stream dropped; waiting for a resume within the resume window.
+    DETACHED = "detached"
+    ENDED = "ended"
+
+
+class SessionOutcome(enum.Enum):
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    STEP_LIMIT = "step_limit"
+    # --max-session-s ran out before the task was done.
+    TIME_LIMIT = "time_limit"
+
+
+@dataclass(frozen=True)
+class ClientInfo:
+    os: str = ""
+    os_version: str = ""
+    hostname: str = ""
+    client_version: str = ""
+    backend: str = ""
+
+
+@dataclass(frozen=True)
+class Display:
+    display_id: str
+    bounds: Rect
+    scale_factor: float = 1.0
+    primary: bool = False
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class SessionRequest:
+    """What the client asked for in SessionStart."""
+
+    task: str
+    client: ClientInfo = ClientInfo()
+    displays: tuple[Display, ...] = ()
+    encodings: tuple[ImageEncoding, ...] = ()
+    max_steps: int = 0
+    resume_token: str = ""
+    policy: str = ""
+    # SessionStart.sampling; None: the policy's defaults.
+    sampling: SessionSampling | None = None
+
+    def primary_screen(self) -> Size | None:
+        """Physical size of the display clients capture by default (the primary)."""
+        if not self.displays:
+            return None
+        display = next((d for d in self.displays if d.primary), self.displays[0])
+        if display.bounds.width <= 0 or display.bounds.height <= 0:
+            return None  # a client that did not say: as if no display was given
+        return Size(display.bounds.width, display.bounds.height)
+
+
+@dataclass(frozen=True)
+class Ending:
+    outcome: SessionOutcome
+    answer: str = ""
+    reason: str = ""
