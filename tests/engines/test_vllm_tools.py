@@ -88,7 +88,7 @@ async def test_a_model_policy_step_offers_the_tools_and_acts(engine: VllmEngine)
     short = short_dialect("nemotron-tools")
     # Sampled: greedy, random weights fill the structural tag's free whitespace with
     # newlines until max_tokens (the tag bounds no whitespace), and the call is cut.
-    dialect = ShortToolDialect(short.spec.model_copy(update={"temperature": 1.0}))
+    dialect = ShortToolDialect(short.spec.model_copy(update={"temperature": 1.0}), short.parser)
     policy = ModelPolicy(dialect, engine, parse_retries=0)
     decision = await policy.decide(context())
     assert decision.actions, decision

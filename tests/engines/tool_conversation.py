@@ -60,9 +60,11 @@ def short_enums(node: Any) -> Any:
 
 
 def short_dialect(name: str) -> ShortToolDialect:
-    spec = get_dialect(name).spec
+    base = get_dialect(name)
+    spec = base.spec
     prompts = spec.prompts.model_copy(update={"system": "You control a desktop. Call a tool."})
-    return ShortToolDialect(spec.model_copy(update={"prompts": prompts, "max_tokens": 400}))
+    short = spec.model_copy(update={"prompts": prompts, "max_tokens": 400})
+    return ShortToolDialect(short, base.parser)
 
 
 def context(images: int = 3) -> StepContext:
