@@ -9,7 +9,7 @@ import pytest
 
 from holodesk.platform.errors import InputError
 from holodesk.platform.vnc.address import parse_server
-from holodesk.platform.vnc.client import ServerInfo
+from holodesk.platform.vnc.handshake import ServerInfo
 from holodesk.platform.vnc.keys import KeysymBook, support_for
 from holodesk.platform.vnc.protocol import (
     BGRX,

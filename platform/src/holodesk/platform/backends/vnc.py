@@ -32,8 +32,9 @@ from collections.abc import Mapping, Sequence
 from holodesk.platform.base import Backend
 from holodesk.platform.errors import BackendUnavailableError
 from holodesk.platform.vnc.address import parse_server
-from holodesk.platform.vnc.client import DEFAULT_ENCODINGS, RfbError
 from holodesk.platform.vnc.connection import DEFAULT_PORT, VncLink, VncTarget
+from holodesk.platform.vnc.errors import RfbError
+from holodesk.platform.vnc.handshake import DEFAULT_ENCODINGS
 from holodesk.platform.vnc.input import DEFAULT_SETTLE_S, VncInput
 from holodesk.platform.vnc.keys import validate_budget
 from holodesk.platform.vnc.screen import DEFAULT_UPDATE_TIMEOUT_S, VncScreen

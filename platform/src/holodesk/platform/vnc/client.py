@@ -24,104 +24,42 @@ import socket
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 from PIL import Image
 
+from holodesk.platform.vnc.errors import RETRY, ConnectionLostError, RfbError
 from holodesk.platform.vnc.framebuffer import Framebuffer, Pixels
+from holodesk.platform.vnc.handshake import (
+    DEFAULT_ENCODINGS,
+    ServerInfo,
+    encoding_numbers,
+    handshake,
+)
 from holodesk.platform.vnc.protocol import (
-    BGRX,
     BYTES_PER_PIXEL,
-    CHALLENGE_LENGTH,
     COLOUR_MAP_HEAD,
     CUT_TEXT_HEAD,
     RECT_HEAD,
     SCREEN,
-    SERVER_INIT_HEAD,
     U16_PAIR,
     U32,
     UPDATE_HEAD,
-    VERSION_LENGTH,
     Encoding,
     ProtocolError,
-    Security,
     ServerMessage,
-    Version,
     key_event,
     pointer_event,
-    security_name,
-    set_encodings,
-    set_pixel_format,
     update_request,
-    vnc_auth_response,
 )
 from holodesk.platform.vnc.zrle import ZrleDecoder
 
 log = logging.getLogger(__name__)
 
-ENCODINGS: dict[str, Encoding] = {
-    "zrle": Encoding.ZRLE,
-    "copyrect": Encoding.COPY_RECT,
-    "raw": Encoding.RAW,
-}
-DEFAULT_ENCODINGS: tuple[str, ...] = ("zrle", "copyrect", "raw")
-# Always announced. Cursor: the server then sends the pointer's shape apart
-# instead of painting it into the framebuffer, so captures show no pointer,
-# like the other backends' captures. Not ExtendedDesktopSize: TigerVNC answers
-# every non-incremental request with that rectangle alone, never the pixels.
-PSEUDO_ENCODINGS: tuple[Encoding, ...] = (
-    Encoding.DESKTOP_SIZE,
-    Encoding.LAST_RECT,
-    Encoding.DESKTOP_NAME,
-    Encoding.CURSOR,
-    Encoding.QEMU_EXTENDED_KEY_EVENT,
-    Encoding.EXTENDED_MOUSE_BUTTONS,
-)
 _RECV_CHUNK = 1 << 20
 _MANY_RECTS = 0xFFFF  # with LastRect: "count unknown, read until a LastRect"
 _MAX_ASKS = 20  # update requests one capture may send before it gives up
-
-
-class RfbError(Exception):
-    """A VNC failure with the fix for it."""
-
-    def __init__(self, message: str, fix: str) -> None:
-        self.message = message
-        self.fix = fix
-        super().__init__(f"{message} (fix: {fix})")
-
-
-class AuthenticationError(RfbError):
-    """The server wants credentials we lack, or rejected ours."""
-
-
-class ConnectionLostError(RfbError):
-    """The connection is gone; a new RfbClient is needed."""
-
-
-@dataclass(frozen=True)
-class ServerInfo:
-    """Who we talk to."""
-
-    host: str
-    port: int
-    version: Version
-    name: str
-    security: Security
-    # It acknowledged QEMU's extended key events: TigerVNC and its kin do, and
-    # QEMU; libvncserver (x11vnc) does not. Tells server families apart.
-    qemu_key_events: bool = False
-    # It acknowledged ExtendedMouseButtons: pointer events may carry buttons 8
-    # and 9 (back, forward). TigerVNC 1.15 and later do.
-    extended_mouse_buttons: bool = False
-
-    @property
-    def address(self) -> str:
-        return f"{self.host}:{self.port}"
-
-    def describe(self) -> str:
-        return f"the VNC server {self.name!r} at {self.address} (RFB {self.version})"
 
 
 class RfbClient:
@@ -161,7 +99,7 @@ class RfbClient:
         shared: bool = True,
     ) -> RfbClient:
         """Connect, authenticate and start reading; raises RfbError saying why not."""
-        wanted = _encoding_numbers(encodings)
+        wanted = encoding_numbers(encodings)
         try:
             sock = socket.create_connection((host, port), timeout=timeout_s)
         except OSError as error:
@@ -174,7 +112,11 @@ class RfbClient:
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-            client._handshake(password, shared, wanted)
+            greeting = handshake(
+                client._read, client._sendall, host, port, password, shared, wanted
+            )
+            client._info = greeting.info
+            client._framebuffer.resize(greeting.width, greeting.height)
         except BaseException:
             client._sock.close()
             raise
@@ -186,64 +128,6 @@ class RfbClient:
             client.close()
             raise
         return client
-
-    def _handshake(self, password: str | None, shared: bool, encodings: list[int]) -> None:
-        try:
-            server_version = Version.parse(self._read(VERSION_LENGTH))
-            version = server_version.negotiate()
-            self._sendall(version.encode())
-            security = self._security(version, password)
-            self._sendall(b"\x01" if shared else b"\x00")
-            width, height, pixel_format, name_length = SERVER_INIT_HEAD.unpack(
-                self._read(SERVER_INIT_HEAD.size)
-            )
-            name = self._read(name_length).decode("utf-8", errors="replace")
-            self._sendall(set_pixel_format(BGRX))
-            self._sendall(set_encodings(encodings + [int(e) for e in PSEUDO_ENCODINGS]))
-        except ProtocolError as error:
-            raise RfbError(
-                f"{self.address} does not speak VNC as expected: {error}",
-                "check the address and port: it must be a VNC (RFB) server",
-            ) from error
-        except (OSError, ConnectionLostError) as error:
-            raise RfbError(
-                f"the VNC handshake with {self.address} failed: {_why(error)}",
-                "check that the server runs, accepts this client (some allow one viewer "
-                "only, or block an address after failed logins) and speaks RFB",
-            ) from error
-        log.debug("VNC %s: %s, %dx%d, %s", self.address, name, width, height, pixel_format.hex())
-        self._info = ServerInfo(self._host, self._port, server_version, name, security)
-        self._framebuffer.resize(width, height)
-
-    def _security(self, version: Version, password: str | None) -> Security:
-        if version == Version(3, 3):
-            (offered_type,) = U32.unpack(self._read(4))
-            offered = [offered_type] if offered_type else []
-        else:
-            offered = list(self._read(self._read(1)[0]))
-        if not offered:
-            reason = self._read_string()
-            raise RfbError(
-                f"{self.address} refused the connection: {reason or 'no reason given'}",
-                "see the server's log; it may allow a limited number of viewers",
-            )
-        chosen = _choose_security(offered, password, self.address)
-        if version != Version(3, 3):
-            self._sendall(bytes([chosen]))
-        if chosen == Security.VNC_AUTH:
-            assert password is not None  # _choose_security checked
-            self._sendall(vnc_auth_response(password, self._read(CHALLENGE_LENGTH)))
-        if version == Version(3, 8) or chosen == Security.VNC_AUTH:
-            (result,) = U32.unpack(self._read(4))
-            if result != 0:
-                reason = self._read_string() if version == Version(3, 8) else ""
-                raise AuthenticationError(
-                    f"{self.address} rejected the VNC password" + (f": {reason}" if reason else ""),
-                    "check the password (argument `password` or $HOLODESK_VNC_PASSWORD); VNC "
-                    "compares only its first 8 characters, and after repeated failures a "
-                    "server may refuse this address for a while",
-                )
-        return chosen
 
     def _start_reader(self) -> None:
         self._sock.settimeout(self._timeout_s)
@@ -378,14 +262,12 @@ class RfbClient:
         with self._send_lock:
             self._raise_if_lost()
             if self._peer_hung_up():
-                self._fail(ConnectionLostError(f"{self.address} closed the connection", _RETRY))
+                self._fail(ConnectionLostError(f"{self.address} closed the connection", RETRY))
                 self._raise_if_lost()
             try:
                 self._sock.sendall(data)
             except OSError as error:
-                self._fail(
-                    ConnectionLostError(f"sending to {self.address} failed: {error}", _RETRY)
-                )
+                self._fail(ConnectionLostError(f"sending to {self.address} failed: {error}", RETRY))
                 self._raise_if_lost()
 
     def _sendall(self, data: bytes) -> None:
@@ -427,7 +309,7 @@ class RfbClient:
                     raise  # the handshake has a deadline; a closing reader stops
                 continue  # idle: servers send nothing unasked
             if not chunk:
-                raise ConnectionLostError(f"{self.address} closed the connection", _RETRY)
+                raise ConnectionLostError(f"{self.address} closed the connection", RETRY)
             self._buffer += chunk
         data = bytes(self._buffer[:count])
         del self._buffer[:count]
@@ -447,18 +329,18 @@ class RfbClient:
             self._fail(
                 ConnectionLostError(
                     f"{self.address} sent data this client cannot decode: {error}",
-                    "report it with the server's name and version; " + _RETRY,
+                    "report it with the server's name and version; " + RETRY,
                 )
             )
         except OSError as error:
             if not self._closing:
                 log.debug("VNC reader for %s stopped: %s", self.address, error)
             self._fail(
-                ConnectionLostError(f"the connection to {self.address} broke: {error}", _RETRY)
+                ConnectionLostError(f"the connection to {self.address} broke: {error}", RETRY)
             )
         except Exception as error:  # a bug here must not pass silently as a hang
             log.exception("VNC reader for %s crashed", self.address)
-            self._fail(ConnectionLostError(f"the VNC reader crashed: {error!r}", _RETRY))
+            self._fail(ConnectionLostError(f"the VNC reader crashed: {error!r}", RETRY))
 
     def _dispatch(self, message: int) -> None:
         if message == ServerMessage.FRAMEBUFFER_UPDATE:
@@ -561,48 +443,6 @@ class RfbClient:
             self._cond.notify_all()
 
 
-_RETRY = "the next call reconnects; check that the server still runs"
-
-
-def _why(error: BaseException) -> str:
-    if isinstance(error, RfbError):
-        return error.message
-    if isinstance(error, TimeoutError):
-        return "it stopped answering"
-    return str(error) or type(error).__name__
-
-
 def _covers(rect: tuple[int, int, int, int], x: int, y: int) -> bool:
     left, top, width, height = rect
     return left <= x < left + width and top <= y < top + height
-
-
-def _encoding_numbers(names: Sequence[str]) -> list[int]:
-    unknown = [name for name in names if name not in ENCODINGS]
-    if unknown or not names:
-        raise ValueError(
-            f"VNC encodings must be chosen from {', '.join(ENCODINGS)}; got {list(names)}"
-        )
-    numbers = [int(ENCODINGS[name]) for name in names]
-    if Encoding.RAW not in numbers:
-        numbers.append(int(Encoding.RAW))  # every server may fall back to Raw
-    return numbers
-
-
-def _choose_security(offered: list[int], password: str | None, address: str) -> Security:
-    if Security.NONE in offered:
-        return Security.NONE
-    if Security.VNC_AUTH in offered:
-        if password is None:
-            raise AuthenticationError(
-                f"{address} requires a VNC password",
-                "pass password=... or set $HOLODESK_VNC_PASSWORD",
-            )
-        return Security.VNC_AUTH
-    names = ", ".join(security_name(value) for value in offered)
-    raise RfbError(
-        f"{address} offers only the security types {names}; this client speaks only "
-        "none and vnc-auth",
-        "allow one of them on the server (TigerVNC: -SecurityTypes VncAuth or None; "
-        "wrap the connection in an SSH tunnel for encryption)",
-    )

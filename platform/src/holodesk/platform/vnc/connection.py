@@ -13,13 +13,9 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from holodesk.platform.errors import PlatformError
-from holodesk.platform.vnc.client import (
-    DEFAULT_ENCODINGS,
-    ConnectionLostError,
-    RfbClient,
-    RfbError,
-    ServerInfo,
-)
+from holodesk.platform.vnc.client import RfbClient
+from holodesk.platform.vnc.errors import ConnectionLostError, RfbError
+from holodesk.platform.vnc.handshake import DEFAULT_ENCODINGS, ServerInfo
 from holodesk.platform.vnc.keys import BOOK
 
 T = TypeVar("T")

@@ -11,8 +11,9 @@ from holodesk.platform.base import InputDriver, MouseButton
 from holodesk.platform.errors import InputError
 from holodesk.platform.keys import holds
 from holodesk.platform.text import TEXT_CHUNK_CHARS
-from holodesk.platform.vnc.client import RfbClient, ServerInfo
+from holodesk.platform.vnc.client import RfbClient
 from holodesk.platform.vnc.connection import VncLink
+from holodesk.platform.vnc.handshake import ServerInfo
 from holodesk.platform.vnc.keys import (
     BOOK,
     NAMED_KEYSYMS,

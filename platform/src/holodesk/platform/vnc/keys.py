@@ -39,7 +39,7 @@ import threading
 from dataclasses import dataclass
 
 from holodesk.platform.errors import InputError
-from holodesk.platform.vnc.client import ServerInfo
+from holodesk.platform.vnc.handshake import ServerInfo
 from holodesk.platform.vnc.protocol import Version
 from holodesk.platform.x11.keysyms import NAMED_KEYSYMS, keysym_for_char, keysym_for_key
 from holodesk.values.keys import KEYPAD_DIGITS
