@@ -17,8 +17,9 @@ from holodesk.client.cli import main
 from holodesk.client.doctor.findings import Finding, Status
 from holodesk.client.doctor.machine import MachineOptions, check_machine
 from holodesk.client.exit_codes import ExitCode
-from holodesk.platform.backends import fake, quartz
+from holodesk.platform.backends import fake
 from holodesk.platform.base import Backend
+from holodesk.platform.macos import backend as quartz
 from holodesk.platform.macos.api import PointRect
 from holodesk.platform.macos.permissions import ACCESSIBILITY_PANE, SCREEN_RECORDING_PANE
 from holodesk.platform.select import ENV_VAR, open_backend

@@ -17,7 +17,7 @@ import pytest
 from holodesk.client.events import Outcome
 from holodesk.client.rollouts import Finished, Reward, RolloutTask, WebEnvironment, run_rollouts
 from holodesk.daemon.policies.ocr.policy import OcrPolicy
-from holodesk.platform.backends.web import WebBackend
+from holodesk.platform.web.backend import WebBackend
 from holodesk.platform.web.browser import WebBrowser
 from tests.daemon.support import running_daemon
 from tests.support.web_site import PAGES, page, serve_pages

@@ -28,8 +28,8 @@ from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.engines.scripted import ScriptedEngine
 from holodesk.daemon.policies.model import ModelPolicy
 from holodesk.daemon.rpc.server import serve
-from holodesk.platform.backends.web import WebBackend
 from holodesk.platform.select import open_backend
+from holodesk.platform.web.backend import WebBackend
 from holodesk.platform.web.browser import WebBrowser
 from tests.daemon.support import RecordingPolicy, running_daemon
 from tests.support.web_site import serve_pages

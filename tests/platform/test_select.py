@@ -11,8 +11,8 @@ import pytest
 
 from holodesk.platform import preflight
 from holodesk.platform.backends.fake import FakeBackend
-from holodesk.platform.backends.quartz import PYOBJC_MODULES
 from holodesk.platform.errors import BackendUnavailableError
+from holodesk.platform.macos.backend import PYOBJC_MODULES
 from holodesk.platform.select import (
     ENV_VAR,
     available_backends,

@@ -11,10 +11,10 @@ from typing import TypeVar
 import pytest
 from Xlib import Xatom
 
-from holodesk.platform.backends import x11 as x11_backend
 from holodesk.platform.base import Backend, Region
 from holodesk.platform.errors import BackendUnavailableError
 from holodesk.platform.virtual_display import VirtualDisplay
+from holodesk.platform.x11 import backend as x11_backend
 from holodesk.platform.x11.connection import open_display
 from tests.support.probe import ProbeApp
 from tests.support.randr import Monitor, set_monitors

@@ -35,8 +35,8 @@ from holodesk.daemon.geometry import Size
 from holodesk.daemon.policies.ocr.planner import PlannerConfig
 from holodesk.daemon.policies.ocr.policy import OcrPolicy, OcrPolicyConfig
 from holodesk.daemon.steps import StepContext
-from holodesk.platform.backends import x11
 from holodesk.platform.base import Backend, MouseButton
+from holodesk.platform.x11 import backend as x11
 
 pytestmark = pytest.mark.x11
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from holodesk.platform.backends import quartz
 from holodesk.platform.base import Backend
+from holodesk.platform.macos import backend as quartz
 from holodesk.platform.macos.api import PointRect, QuartzDisplay
 from holodesk.platform.macos.permissions import HostProcess
 from tests.platform.macos.fake_api import FakeQuartzApi

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from holodesk.platform.backends import quartz
 from holodesk.platform.base import Backend, MouseButton
 from holodesk.platform.errors import InputError
+from holodesk.platform.macos import backend as quartz
 from holodesk.platform.macos import cg
 from holodesk.platform.macos.api import KeyEvent, MouseEvent, ScrollEvent
 from holodesk.platform.macos.input import QuartzInput

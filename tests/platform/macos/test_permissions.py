@@ -11,8 +11,8 @@ import os
 
 import pytest
 
-from holodesk.platform.backends import quartz
 from holodesk.platform.errors import BackendUnavailableError
+from holodesk.platform.macos import backend as quartz
 from holodesk.platform.macos.permissions import (
     HostProcess,
     permission_problems,

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 from PIL import Image
 
-from holodesk.platform.backends import quartz
 from holodesk.platform.base import Backend, DisplayInfo, Region
+from holodesk.platform.macos import backend as quartz
 from holodesk.platform.macos.api import PointRect
 from tests.platform.macos.conftest import DISPLAYS, TERMINAL
 from tests.platform.macos.fake_api import FakeQuartzApi, pattern

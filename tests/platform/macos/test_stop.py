@@ -11,9 +11,9 @@ from collections.abc import Callable
 
 import pytest
 
-from holodesk.platform.backends import quartz
 from holodesk.platform.base import SCROLL_CHUNK_NOTCHES, InputDriver
 from holodesk.platform.errors import InputInterruptedError
+from holodesk.platform.macos import backend as quartz
 from holodesk.platform.macos.api import QuartzEvent
 from tests.platform.macos.conftest import DISPLAYS, TERMINAL
 from tests.platform.macos.fake_api import FakeQuartzApi

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from holodesk.platform.backends.vnc import PASSWORD_ENV, SERVER_ENV
 from holodesk.platform.base import Region
 from holodesk.platform.errors import BackendUnavailableError, CaptureError, InputError
 from holodesk.platform.select import open_backend
+from holodesk.platform.vnc.backend import PASSWORD_ENV, SERVER_ENV
 from tests.platform.vnc.servers import VncServer, free_port, start_xvnc, xvnc
 from tests.support.probe import ProbeApp
 

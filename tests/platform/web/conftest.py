@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from holodesk.platform.backends.web import WebBackend
 from holodesk.platform.select import open_backend
+from holodesk.platform.web.backend import WebBackend
 from holodesk.platform.web.browser import WebBrowser
 from tests.support.web_site import serve_pages
 

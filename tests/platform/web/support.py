@@ -6,8 +6,8 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal
 
-from holodesk.platform.backends.web import WebBackend
 from holodesk.platform.base import MouseButton, Region
+from holodesk.platform.web.backend import WebBackend
 from tests.platform.conformance import Field, Key, Motion, Observed, Press, Target, Wheel
 
 Event = dict[str, Any]

@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 import pytest
 
-from holodesk.platform.backends.web import WebBackend
 from holodesk.platform.errors import BackendUnavailableError, InputError
 from holodesk.platform.select import open_backend
+from holodesk.platform.web.backend import WebBackend
 from holodesk.platform.web.browser import BrowserClosedError, WebBrowser, find_chromium
 from tests.platform.web.support import events
 

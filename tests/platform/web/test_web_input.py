@@ -12,9 +12,9 @@ from collections.abc import Callable
 
 import pytest
 
-from holodesk.platform.backends.web import WebBackend
 from holodesk.platform.base import MouseButton
 from holodesk.platform.errors import PlatformError
+from holodesk.platform.web.backend import WebBackend
 from holodesk.platform.web.input import WebInput
 from tests.platform.conformance import conformance_test
 from tests.platform.web.support import WebTarget, events, wait_for

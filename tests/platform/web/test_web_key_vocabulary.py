@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import pytest
 
-from holodesk.platform.backends.web import WebBackend
 from holodesk.platform.errors import PlatformError
+from holodesk.platform.web.backend import WebBackend
 from tests.platform.web.support import events, wait_for
 
 pytestmark = pytest.mark.web

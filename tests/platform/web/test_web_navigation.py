@@ -7,10 +7,10 @@ from collections.abc import Callable
 
 import pytest
 
-from holodesk.platform.backends.web import WebBackend
 from holodesk.platform.base import Navigator
 from holodesk.platform.errors import NavigationError
 from holodesk.platform.select import open_backend
+from holodesk.platform.web.backend import WebBackend
 from holodesk.platform.web.browser import WebBrowser
 from holodesk.platform.web.navigator import normalize_url
 from tests.platform.web.support import events, wait_for

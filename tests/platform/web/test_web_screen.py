@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 import pytest
 
-from holodesk.platform.backends.web import WebBackend
 from holodesk.platform.base import Region
+from holodesk.platform.web.backend import WebBackend
 from tests.platform.web.support import events
 
 pytestmark = pytest.mark.web

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from holodesk.platform.backends.web import WebBackend
+from holodesk.platform.web.backend import WebBackend
 from tests.platform.stopping import GRACE_MS, LONG_TEXT, type_until_stopped
 from tests.platform.web.support import WebTarget
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from holodesk.platform.backends import win32
 from holodesk.platform.base import Backend, Region
+from holodesk.platform.windows import backend as win32
 from holodesk.platform.windows.api import Monitor
 from tests.platform.windows.fake_api import FakeWinApi
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 from PIL import Image
 
-from holodesk.platform.backends import win32
 from holodesk.platform.base import Backend, Grab, Region
 from holodesk.platform.errors import BackendUnavailableError, CaptureError
+from holodesk.platform.windows import backend as win32
 from holodesk.platform.windows.api import DpiAwareness, Monitor
 from holodesk.platform.windows.blocked import BlockedInput, explain
 from holodesk.platform.windows.dpi import enable_per_monitor_awareness

@@ -11,9 +11,9 @@ from collections.abc import Callable, Sequence
 
 import pytest
 
-from holodesk.platform.backends import win32
 from holodesk.platform.base import InputDriver
 from holodesk.platform.errors import InputInterruptedError
+from holodesk.platform.windows import backend as win32
 from holodesk.platform.windows import structs as s
 from tests.platform.windows.conftest import MONITORS
 from tests.platform.windows.fake_api import FakeWinApi

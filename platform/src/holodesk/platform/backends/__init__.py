@@ -1,1 +1,2 @@
-"""One module per backend, each with `create(**options) -> Backend`; see `select`."""
+"""The fake backend (for tests) and the backends not yet in a folder of their own
+(wayland, wlroots); each module has `create(**options) -> Backend`; see `select`."""

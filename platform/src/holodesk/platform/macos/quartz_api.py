@@ -1,5 +1,5 @@
 """`QuartzApi` on a real Mac, through pyobjc (and mss for capture): the only module here
-that calls the OS. Imported by `backends.quartz` on macOS only.
+that calls the OS. Imported by `macos.backend` on macOS only.
 
 NOT RUN in this project's CI (Linux): it is type-checked and linted there, and every
 decision it feeds is tested against a fake, but the calls themselves have yet to run

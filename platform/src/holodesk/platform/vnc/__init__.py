@@ -1,1 +1,1 @@
-"""VNC (RFB) internals of the `vnc` backend; see `holodesk.platform.backends.vnc`."""
+"""VNC (RFB) internals of the `vnc` backend; see `holodesk.platform.vnc.backend`."""

@@ -3,7 +3,7 @@
 Without it Windows lies about geometry: on a monitor scaled to 150% an unaware
 process sees two thirds of the pixels, captures come back resampled and clicks land
 off target. Awareness must be set before the process creates a window or asks for
-geometry, which is why `backends.win32.create` calls `enable_per_monitor_awareness`
+geometry, which is why `windows.backend.create` calls `enable_per_monitor_awareness`
 before anything else.
 """
 

@@ -1,5 +1,5 @@
 """`WinApi` on a real Windows, through ctypes (no pywin32): the only module here that
-calls the OS. Imported by `backends.win32` on Windows only.
+calls the OS. Imported by `windows.backend` on Windows only.
 
 NOT RUN in this project's CI (Linux): it is type-checked and linted there, and every
 decision it feeds is tested against a fake, but the calls themselves have yet to run
@@ -93,7 +93,7 @@ class User32Api(WinApi):
     """The Windows calls, bound once with their signatures."""
 
     def __init__(self) -> None:
-        # Raises OSError off Windows (backends.win32 checks the OS before coming here).
+        # Raises OSError off Windows (windows.backend checks the OS before coming here).
         user32, gdi32, kernel32, advapi32 = (
             _dll(name) for name in ("user32", "gdi32", "kernel32", "advapi32")
         )

@@ -1,1 +1,1 @@
-"""X11 internals of the `x11` backend (python-xlib); see `holodesk.platform.backends.x11`."""
+"""X11 internals of the `x11` backend (python-xlib); see `holodesk.platform.x11.backend`."""
