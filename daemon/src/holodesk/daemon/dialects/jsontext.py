@@ -76,6 +76,11 @@ def extract_object(text: str) -> dict[str, Any]:
         raise DialectParseError(f"model output is {type(text).__name__}, not text", _HINT)
     if len(text) > MAX_OUTPUT_CHARS:
         raise DialectParseError(f"model output is {len(text)} characters long", _HINT)
+    # The whole text first: a schema-constrained answer is one object, and its strings
+    # may hold anything, "</think>" included, which stripping reasoning would cut.
+    whole = _loads(text.strip())
+    if isinstance(whole, dict):
+        return whole
     body = strip_reasoning(text)
     if not body:
         raise DialectParseError("model output is empty", _HINT)
