@@ -8,13 +8,12 @@ Import from here: `get_dialect`, `load_dialect`, `Dialect`, `DialectParseError`.
 
 from holodesk.daemon.dialects.base import DialectParseError, LocatedTarget, ParsedStep
 from holodesk.daemon.dialects.dialect import Dialect
-from holodesk.daemon.dialects.parsers import DialectConfigError, register_parser
+from holodesk.daemon.dialects.parsers import DialectConfigError
 from holodesk.daemon.dialects.registry import (
     DEFAULT_DIALECT,
     dialect_names,
     get_dialect,
     load_dialect,
-    register_dialect,
 )
 
 __all__ = [
@@ -27,6 +26,4 @@ __all__ = [
     "dialect_names",
     "get_dialect",
     "load_dialect",
-    "register_dialect",
-    "register_parser",
 ]

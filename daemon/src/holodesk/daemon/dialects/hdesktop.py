@@ -57,7 +57,7 @@ from typing import Any
 from holodesk.daemon.actions import ActionKind, Click
 from holodesk.daemon.dialects import hdesktop_prompt, hdesktop_render, hdesktop_schema
 from holodesk.daemon.dialects.action_space import ActionSpace
-from holodesk.daemon.dialects.base import DialectParseError, LocatedTarget, ParsedStep
+from holodesk.daemon.dialects.base import DialectParseError, LocatedTarget, OutputParser, ParsedStep
 from holodesk.daemon.dialects.coords import CoordinateConvention, ImageGeometry
 from holodesk.daemon.dialects.dialect import Dialect
 from holodesk.daemon.dialects.hdesktop_plan import Goal, with_plan
@@ -125,6 +125,10 @@ class HDesktopParser:
 class HDesktopDialect(Dialect):
     """A dialect whose conversation is the harness's (hdesktop_prompt), not the
     template layout: tool outputs, image placeholders and memory have no template."""
+
+    def __init__(self, spec: DialectSpec, parser: OutputParser | None = None) -> None:
+        # Its parser lives here, not in parsers.py (which this module's Dialect imports).
+        super().__init__(spec, parser if parser is not None else HDesktopParser())
 
     def step_messages(
         self, context: StepContext, images: tuple[ImagePart, ...]

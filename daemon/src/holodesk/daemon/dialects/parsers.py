@@ -1,10 +1,16 @@
-"""Output parsers by name; a dialect's `parser` field picks one.
+"""Output parsers of the template dialects by name; a dialect's `parser` field picks one.
 
-A new model family adds a parser here and a DialectSpec in the
-registry; nothing else in the daemon changes.
+A new model family adds a parser here and a DialectSpec in the registry; nothing
+else in the daemon changes. The parsers of dialects built in code (hdesktop, the
+tool-calling ones) live with their dialect, which imports this module: the registry
+(registry.PARSERS) holds every parser, this table only the ones a plain Dialect
+finds by name. Both are read-only mappings, made once at import.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from holodesk.daemon.dialects.base import OutputParser
 from holodesk.daemon.dialects.holo import HoloJsonParser
@@ -15,19 +21,17 @@ class DialectConfigError(ValueError):
     """A dialect definition (built-in or from a file) is unusable."""
 
 
-_PARSERS: dict[str, OutputParser] = {
-    HoloJsonParser.name: HoloJsonParser(),
-    UiTarsParser.name: UiTarsParser(),
-}
+TEMPLATE_PARSERS: Mapping[str, OutputParser] = MappingProxyType(
+    {
+        HoloJsonParser.name: HoloJsonParser(),
+        UiTarsParser.name: UiTarsParser(),
+    }
+)
 
 
-def register_parser(parser: OutputParser) -> None:
-    _PARSERS[parser.name] = parser
-
-
-def get_parser(name: str) -> OutputParser:
+def get_parser(name: str, parsers: Mapping[str, OutputParser] = TEMPLATE_PARSERS) -> OutputParser:
     try:
-        return _PARSERS[name]
+        return parsers[name]
     except KeyError:
-        known = ", ".join(sorted(_PARSERS))
+        known = ", ".join(sorted(parsers))
         raise DialectConfigError(f"unknown output parser {name!r}; known: {known}") from None

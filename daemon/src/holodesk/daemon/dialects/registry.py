@@ -22,40 +22,52 @@ from __future__ import annotations
 
 import json
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from pydantic import ValidationError
 
+from holodesk.daemon.dialects.base import OutputParser
 from holodesk.daemon.dialects.dialect import Dialect
 from holodesk.daemon.dialects.hdesktop import HDESKTOP, HDesktopDialect, HDesktopParser
 from holodesk.daemon.dialects.hdesktop_native import HDesktopNativeTools
 from holodesk.daemon.dialects.holo import HOLO, HOLO_1_5
 from holodesk.daemon.dialects.holotron import HOLOTRON
 from holodesk.daemon.dialects.nemotron_tools import NemotronTools
-from holodesk.daemon.dialects.parsers import DialectConfigError, get_parser, register_parser
+from holodesk.daemon.dialects.parsers import TEMPLATE_PARSERS, DialectConfigError, get_parser
 from holodesk.daemon.dialects.spec import DialectSpec
 from holodesk.daemon.dialects.tool_dialect import ToolCallParser, ToolDialect
 from holodesk.daemon.dialects.tool_specs import HDESKTOP_TOOLS, NEMOTRON_TOOLS
 from holodesk.daemon.dialects.uitars import UITARS, UITARS_1_0
 
-_BUILTIN: dict[str, DialectSpec] = {
-    spec.name: spec
-    for spec in (
-        HOLOTRON,
-        HOLO,
-        HOLO_1_5,
-        UITARS,
-        UITARS_1_0,
-        HDESKTOP,
-        NEMOTRON_TOOLS,
-        HDESKTOP_TOOLS,
-    )
-}
-register_parser(HDesktopParser())
+# Made once at import and read-only: a dialect of another family comes from a file
+# (load_dialect) or a new entry here.
+_BUILTIN: Mapping[str, DialectSpec] = MappingProxyType(
+    {
+        spec.name: spec
+        for spec in (
+            HOLOTRON,
+            HOLO,
+            HOLO_1_5,
+            UITARS,
+            UITARS_1_0,
+            HDESKTOP,
+            NEMOTRON_TOOLS,
+            HDESKTOP_TOOLS,
+        )
+    }
+)
 _TOOL_PARSERS = (ToolCallParser(NemotronTools()), ToolCallParser(HDesktopNativeTools()))
-for _parser in _TOOL_PARSERS:
-    register_parser(_parser)
+# Every output parser a dialect may name: the template dialects' and those built in code.
+PARSERS: Mapping[str, OutputParser] = MappingProxyType(
+    {
+        **TEMPLATE_PARSERS,
+        HDesktopParser.name: HDesktopParser(),
+        **{parser.name: parser for parser in _TOOL_PARSERS},
+    }
+)
 # Dialects whose conversation is built in code rather than from templates, by parser
 # (a file based on one keeps its layout).
 _DIALECT_TYPES: dict[str, type[Dialect]] = {
@@ -64,11 +76,6 @@ _DIALECT_TYPES: dict[str, type[Dialect]] = {
 }
 # The default model is Holotron-12B; its format is a guess to check on a GPU host.
 DEFAULT_DIALECT = HOLOTRON.name
-
-
-def register_dialect(spec: DialectSpec) -> None:
-    get_parser(spec.parser)  # fail now, not at the first step
-    _BUILTIN[spec.name] = spec
 
 
 def dialect_names() -> tuple[str, ...]:
@@ -88,7 +95,8 @@ def get_dialect(name: str = DEFAULT_DIALECT) -> Dialect:
 
 
 def _dialect(spec: DialectSpec) -> Dialect:
-    return _DIALECT_TYPES.get(spec.parser, Dialect)(spec)
+    parser = get_parser(spec.parser, PARSERS)
+    return _DIALECT_TYPES.get(spec.parser, Dialect)(spec, parser)
 
 
 def load_dialect(path: str | Path) -> Dialect:
@@ -108,7 +116,6 @@ def load_dialect(path: str | Path) -> Dialect:
             for err in exc.errors()
         )
         raise DialectConfigError(f"{path}: {problems}") from None
-    get_parser(spec.parser)
     return _dialect(spec)
 
 
