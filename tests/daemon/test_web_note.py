@@ -11,7 +11,7 @@ import grpc
 import pytest
 
 from holodesk.daemon.dialects import get_dialect
-from holodesk.daemon.dialects.registry import builtin_spec, dialect_names
+from holodesk.daemon.dialects.registry import dialect_names
 from holodesk.daemon.engines.base import GenerationRequest, GenerationResult, TextPart
 from holodesk.daemon.engines.scripted import ScriptedEngine
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
@@ -57,15 +57,7 @@ class PromptKeeping(ScriptedEngine):
 
 
 def _dialects() -> list[object]:
-    return [
-        pytest.param(
-            name,
-            marks=pytest.mark.xfail(strict=True, reason="tool_prompt.py renders no note yet")
-            if builtin_spec(name).parser in TOOL_PARSERS
-            else (),
-        )
-        for name in dialect_names()
-    ]
+    return list(dialect_names())
 
 
 @pytest.mark.parametrize("name", _dialects())

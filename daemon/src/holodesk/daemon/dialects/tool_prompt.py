@@ -80,7 +80,9 @@ def step_messages(
         step = history.get(number)
         if step is not None:
             messages.extend(step_turns(spec, step, render))
-    messages.append(_observation(spec, context.step, current, context.user_reply))
+    messages.append(
+        _observation(spec, context.step, current, context.user_reply, context.operator_note)
+    )
     return tuple(messages)
 
 
@@ -126,7 +128,9 @@ def _shown(
     return dict(zip(steps[-shown:], images[-shown:], strict=True))
 
 
-def _observation(spec: DialectSpec, step: int, image: ImagePart, reply: str) -> ChatMessage:
+def _observation(
+    spec: DialectSpec, step: int, image: ImagePart, reply: str, note: str = ""
+) -> ChatMessage:
     p = spec.prompts
     parts: list[ContentPart] = []
     opening = p.observation_open.format(step=step)
@@ -136,6 +140,8 @@ def _observation(spec: DialectSpec, step: int, image: ImagePart, reply: str) -> 
     closing = p.observation_close.format(step=step)
     if reply:
         closing += p.user_reply.format(reply=reply)
+    if note:  # the person who took the desktop over, handing it back (the live view)
+        closing += "\n" + p.operator_note.format(note=note)
     if closing:
         parts.append(TextPart(closing))
     return ChatMessage("user", tuple(parts))
