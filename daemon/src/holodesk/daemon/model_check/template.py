@@ -19,6 +19,7 @@ and prefill budgets, it does not map coordinates).
 from __future__ import annotations
 
 import io
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +32,8 @@ from holodesk.daemon.engines.transformers_loading import import_stack, load_proc
 from holodesk.daemon.engines.transformers_options import TransformersSettings
 from holodesk.daemon.model_check.screenshot import Screenshot
 from holodesk.daemon.steps import StepContext
+
+log = logging.getLogger(__name__)
 
 # Content parts printed as a Python or JSON list by a template that wants strings.
 _LIST_MARKERS = ("{'type': 'text'", "{'type': 'image'", '{"type": "text"', '{"type": "image"')
@@ -160,8 +163,8 @@ def _render_or_diagnose(
         merged = _without_system(messages)
         try:
             text = _render(owner, merged)
-        except Exception:
-            pass
+        except Exception as retry:  # not the system role either: the next probe says what
+            log.debug("the template fails without the system role too: %s", retry, exc_info=retry)
         else:
             report.problems.append(
                 f"the template rejects the system role ({failure}); put the dialect's system "
@@ -170,7 +173,9 @@ def _render_or_diagnose(
             return text
     try:
         _render(owner, _as_strings(messages))
-    except Exception:
+    except Exception as retry:
+        # The first failure is the one to fix; the probe's own is kept in the log.
+        log.debug("the template fails on string content too: %s", retry, exc_info=retry)
         report.problems.append(f"the template fails on the dialect's messages: {failure}")
         return None
     report.problems.append(
@@ -197,7 +202,9 @@ def _check_rendered(
     try:
         text_only = _render(owner, no_images)
     except Exception as exc:
-        report.notes.append(f"could not render the prompt without its image: {exc}")
+        report.notes.append(
+            f"could not render the prompt without its image: {type(exc).__name__}: {exc}"
+        )
         return
     if text_only == rendered:
         report.problems.append(
@@ -220,7 +227,9 @@ def _count_tokens(
     try:
         inputs = processor(images=list(images), text=[rendered], add_special_tokens=False)
     except Exception as exc:
-        report.problems.append(f"the processor failed on the rendered prompt: {exc}")
+        report.problems.append(
+            f"the processor failed on the rendered prompt: {type(exc).__name__}: {exc}"
+        )
         return
     ids = list(inputs["input_ids"][0])
     report.prompt_tokens = len(ids)

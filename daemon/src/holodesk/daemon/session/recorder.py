@@ -355,12 +355,10 @@ class Recorder:
             except Exception as exc:
                 # A half-written event must not be followed by more: stop this recording.
                 track.failed = True
-                log.error("recording %s stopped: %s", track.writer.path, exc)
+                log.error("recording %s stopped: %s", track.writer.path, exc, exc_info=exc)
                 await self._run(_quietly(track.writer.close))
                 if done is not None and not done.done():
-                    done.set_exception(
-                        exc if isinstance(exc, RecordingError) else RecordingError(str(exc))
-                    )
+                    done.set_exception(_as_recording_error(exc))
                 continue
             if done is not None and not done.done():
                 done.set_result(None)
@@ -426,13 +424,26 @@ def _text_attribute(owner: object, name: str) -> str | None:
 
 
 def _quietly(function: Callable[[], object]) -> Callable[[], None]:
+    """The function, its failure logged (with its traceback, at debug) and not raised:
+    closing a recording that already failed must not hide the failure that stopped it."""
+
     def run() -> None:
         try:
             function()
         except Exception as exc:
-            log.debug("ignored while stopping a recording: %s", exc)
+            log.debug("ignored while stopping a recording: %s", exc, exc_info=exc)
 
     return run
+
+
+def _as_recording_error(exc: Exception) -> RecordingError:
+    """What a waiter on the recording hears: a RecordingError whose cause is the
+    failure itself (a disk's OSError, an encoder's error), not only its text."""
+    if isinstance(exc, RecordingError):
+        return exc
+    error = RecordingError(str(exc))
+    error.__cause__ = exc
+    return error
 
 
 def _write_frame(writer: RecordingWriter, step: int, frame: EncodedFrame) -> None:
