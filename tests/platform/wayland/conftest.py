@@ -61,7 +61,10 @@ def shared_tokens(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def open_wayland(shared_portal: Any, shared_tokens: Path) -> OpenWayland:
-    """Open the wayland backend, portal route, on the shared stand-in portal (caller closes)."""
+    """Open the wayland backend, portal route, on the shared stand-in portal (caller closes).
+
+    Frames through the Screenshot portal: the stand-in has no PipeWire stream.
+    """
 
     def open_(**options: Any) -> Backend:
         return open_backend(
@@ -69,7 +72,7 @@ def open_wayland(shared_portal: Any, shared_tokens: Path) -> OpenWayland:
             input="portal",
             bus_address=shared_portal.address,
             token_path=shared_tokens,
-            **options,
+            **{"capture": "screenshot", **options},
         )
 
     return open_

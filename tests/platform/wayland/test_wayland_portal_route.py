@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from holodesk.platform.errors import CaptureError
+from holodesk.platform.errors import BackendUnavailableError, CaptureError
 from holodesk.platform.select import open_backend
 from holodesk.platform.wayland.dbus import PortalBus
 from holodesk.platform.wayland.pipewire import PipeWireStream, gst_problems
@@ -37,7 +37,9 @@ def test_non_interactive_needs_a_stored_token(
     assert portal.calls("RemoteDesktop.CreateSession") == []  # nothing was asked
 
     # Once a person has answered (the stand-in allows), later runs need nobody.
-    open_backend("wayland", input="portal", bus_address=bus, token_path=tokens.path).close()
+    open_backend(
+        "wayland", input="portal", bus_address=bus, token_path=tokens.path, capture="screenshot"
+    ).close()
     assert tokens.get(REMOTE_DESKTOP)
     session = RemoteDesktopSession.start(PortalBus(bus), tokens, interactive=False)
     session.close()
@@ -88,3 +90,58 @@ def test_a_stream_without_pipewire_behind_it_is_a_capture_error() -> None:
             PipeWireStream(theirs.detach(), 42, first_frame_timeout_s=5)
     finally:
         ours.close()
+
+
+def test_without_a_pipewire_reader_frames_come_from_screenshots(
+    bus: str, start_portal: StartPortal, tmp_path: Path
+) -> None:
+    # capture="auto" (the default) reads the stream when gst can run, else falls
+    # back to the Screenshot portal: here gst is "missing", so the stand-in's
+    # Screenshot serves the frame and its RemoteDesktop the input.
+    portal = start_portal()
+    backend = open_backend(
+        "wayland",
+        input="portal",
+        bus_address=bus,
+        token_path=tmp_path / "tokens.json",
+        gst_launch="no-such-gst-launch",
+    )
+    try:
+        (display,) = backend.screen.displays()
+        assert backend.screen.grab(display.bounds).size == (
+            display.bounds.width,
+            display.bounds.height,
+        )
+    finally:
+        backend.close()
+    assert portal.calls("Screenshot.Screenshot")
+    assert not [e for e in portal.entries() if e.get("call") == "ScreenCast.OpenPipeWireRemote"]
+
+
+def test_with_a_pipewire_reader_frames_come_from_the_stream(
+    bus: str, start_portal: StartPortal, tmp_path: Path
+) -> None:
+    # gst runs here, so the default asks the session for its PipeWire remote; the
+    # stand-in has none, and that is reported (no silent Screenshot fallback).
+    portal = start_portal()
+    with pytest.raises(BackendUnavailableError, match="did not open the screen-cast stream"):
+        open_backend(
+            "wayland", input="portal", bus_address=bus, token_path=tmp_path / "tokens.json"
+        )
+    asked = [e for e in portal.entries() if e.get("call") == "ScreenCast.OpenPipeWireRemote"]
+    assert asked
+    assert portal.calls("Screenshot.Screenshot") == []
+
+
+def test_pipewire_capture_without_gstreamer_names_the_packages(tmp_path: Path) -> None:
+    with pytest.raises(BackendUnavailableError, match="capture='pipewire'") as caught:
+        open_backend(
+            "wayland",
+            bus_address="unix:path=/nonexistent/bus",
+            token_path=tmp_path / "tokens.json",
+            capture="pipewire",
+            gst_launch="no-such-gst-launch",
+        )
+    assert any("gstreamer1.0-pipewire" in fix for _cause, fix in caught.value.causes)
+    with pytest.raises(ValueError, match="capture must be one of"):
+        open_backend("wayland", capture="fast", environ={})

@@ -26,7 +26,10 @@ pytestmark = pytest.mark.x11
 
 
 def _open(bus: str, tokens: Path, **options: object) -> Backend:
-    return open_backend("wayland", bus_address=bus, token_path=tokens, **options)
+    # Screenshot frames: the stand-in portal has no PipeWire stream.
+    return open_backend(
+        "wayland", bus_address=bus, token_path=tokens, **{"capture": "screenshot", **options}
+    )
 
 
 def _xvfb_image(display: str, region: Region) -> Image.Image:

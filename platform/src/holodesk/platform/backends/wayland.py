@@ -4,21 +4,26 @@ Wayland gives clients no way to read the screen or inject input; the desktop's
 portal (xdg-desktop-portal, spoken over the session bus with jeepney, pure
 Python) does, with the user's consent:
 
-- capture: the Screenshot portal (non-interactive), cropped per display; the
-  PipeWire ScreenCast stream is not read (see `holodesk.platform.wayland.portal`);
-- input, route "portal": a RemoteDesktop session (GNOME and KDE Plasma offer it),
-  consent asked once and remembered through a restore token;
-- input, route "uinput": kernel virtual devices, for compositors that offer
-  neither a RemoteDesktop portal nor the wlroots protocols (those get the wlroots
-  backend: sway, Hyprland, ...); needs /dev/uinput; types only what a US layout
-  has keys for.
+- route "portal": one RemoteDesktop session (GNOME and KDE Plasma offer it) for
+  input and frames: the frames come from its PipeWire ScreenCast stream, read by
+  a gst-launch child (`holodesk.platform.wayland.portal_route`), so no Screenshot
+  portal is needed (a bare mutter has none). Where that reader cannot run
+  (`gst_problems()`: no gst-launch-1.0 or no pipewiresrc), or `capture` says so,
+  frames come from the Screenshot portal instead, cropped per display;
+- route "uinput": kernel virtual devices, for compositors that offer neither a
+  RemoteDesktop portal nor the wlroots protocols (those get the wlroots backend:
+  sway, Hyprland, ...); needs /dev/uinput; types only what a US layout has keys
+  for; frames from the Screenshot portal;
+- consent is asked once and remembered through a restore token where the portal
+  keeps one (RemoteDesktop version 2+; Debian 12's 1.16 asks at every start).
 
 The route: the `input` argument, else $HOLODESK_WAYLAND_INPUT, else "auto":
 the portal when it offers RemoteDesktop, else uinput. Auto never falls back when
 the user refused consent: that answer stands.
 
-Tested against a stand-in portal on Xvfb (tests/support/portal_standin.py), not
-against a real compositor.
+The PipeWire route ran on real headless mutter 43 and KWin 5.27
+(tests/platform/wayland/test_portal_*.py); the Screenshot route runs against a
+stand-in portal on Xvfb (tests/support/portal_standin.py).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from holodesk.platform.base import Backend, InputDriver
 from holodesk.platform.errors import BackendUnavailableError, CaptureError, PlatformError
 from holodesk.platform.wayland.dbus import BusUnavailableError, PortalBus, session_bus_address
 from holodesk.platform.wayland.layout import DesktopLayout, Monitor, measure_scale
+from holodesk.platform.wayland.pipewire import GST_LAUNCH, gst_problems
 from holodesk.platform.wayland.portal import (
     DEFAULT_CONSENT_TIMEOUT_S,
     NO_BUS_FIX,
@@ -49,6 +55,7 @@ from holodesk.platform.wayland.portal_input import (
     SCROLL_MODES,
     PortalInput,
 )
+from holodesk.platform.wayland.portal_route import open_portal_route
 from holodesk.platform.wayland.screenshot import (
     DEFAULT_SCREENSHOT_TIMEOUT_S,
     PortalScreenshots,
@@ -61,6 +68,7 @@ if TYPE_CHECKING:
 
 INPUT_ENV = "HOLODESK_WAYLAND_INPUT"
 INPUT_ROUTES = ("auto", "portal", "uinput")
+CAPTURE_MODES = ("auto", "pipewire", "screenshot")
 DEFAULT_UINPUT_DEVNODE = "/dev/uinput"
 DEFAULT_DEVICE_SETTLE_S = 1.0
 
@@ -81,6 +89,8 @@ def create(
     consent_timeout_s: float = DEFAULT_CONSENT_TIMEOUT_S,
     screenshot_timeout_s: float = DEFAULT_SCREENSHOT_TIMEOUT_S,
     keep_screenshots: bool = False,
+    capture: str = "auto",
+    gst_launch: str = GST_LAUNCH,
     environ: Mapping[str, str] | None = None,
 ) -> Backend:
     """Open the desktop through the portal on the session bus (default: this session's).
@@ -91,6 +101,10 @@ def create(
     when not given. `scroll`: "discrete" wheel notches or "smooth" pixels
     (`smooth_step_px` per notch). `uinput_devnode`, `uinput_factory` (an
     evdev.UInput stand-in, for tests) and `device_settle_s`: the uinput route.
+    `capture`: where the portal route's frames come from: "pipewire" (the
+    session's stream, read by `gst_launch`; the scale is the stream's, so
+    `scale_factor` is not used), "screenshot" (the Screenshot portal), or "auto":
+    PipeWire when its reader can run here, else Screenshot.
     """
     env = os.environ if environ is None else environ
     route = _route(input, env)
@@ -99,12 +113,23 @@ def create(
     # Checked before any consent dialog, like every argument.
     if scroll not in SCROLL_MODES:
         raise ValueError(f"scroll must be one of {', '.join(SCROLL_MODES)}, not {scroll!r}")
+    if capture not in CAPTURE_MODES:
+        raise ValueError(f"capture must be one of {', '.join(CAPTURE_MODES)}, not {capture!r}")
     try:
         address = bus_address or session_bus_address(env)
-        screen_bus = PortalBus(address)
     except BusUnavailableError as error:
         raise BackendUnavailableError([(str(error), NO_BUS_FIX)], backend="wayland") from error
     tokens = TokenStore(Path(token_path) if token_path else default_token_path())
+    if route != "uinput" and _streams_readable(capture, gst_launch):
+        backend = _pipewire_route(
+            route, address, tokens, consent_timeout_s, scroll, smooth_step_px, gst_launch
+        )
+        if backend is not None:
+            return backend
+    try:
+        screen_bus = PortalBus(address)
+    except BusUnavailableError as error:
+        raise BackendUnavailableError([(str(error), NO_BUS_FIX)], backend="wayland") from error
     try:
         _check_screenshot(screen_bus)
         shots = PortalScreenshots(
@@ -137,6 +162,61 @@ def create(
     except BaseException:
         screen_bus.close()
         raise
+
+
+def _streams_readable(capture: str, gst_launch: str) -> bool:
+    """Whether the portal route reads its frames from PipeWire (else Screenshot)."""
+    if capture == "screenshot":
+        return False
+    problems = gst_problems(gst_launch)
+    if capture == "pipewire" and problems:
+        raise BackendUnavailableError(
+            [(f"capture='pipewire': {cause}", fix) for cause, fix in problems], backend="wayland"
+        )
+    return not problems
+
+
+def _pipewire_route(
+    route: str,
+    address: str,
+    tokens: TokenStore,
+    consent_timeout_s: float,
+    scroll: str,
+    smooth_step_px: float,
+    gst_launch: str,
+) -> Backend | None:
+    """The portal route with PipeWire frames; None when auto finds no RemoteDesktop.
+
+    A refusal, a missing approval or an unreadable stream is reported, not
+    papered over with another route.
+    """
+    try:
+        return open_portal_route(
+            address,
+            tokens,
+            consent_timeout_s=consent_timeout_s,
+            scroll=scroll,
+            smooth_step_px=smooth_step_px,
+            gst_launch=gst_launch,
+        )
+    except PortalUnavailableError as error:
+        if route == "auto" and error.not_offered:
+            return None  # the uinput route, with Screenshot frames
+        raise BackendUnavailableError([error.problem], backend="wayland") from error
+    except BusUnavailableError as error:
+        raise BackendUnavailableError([(str(error), NO_BUS_FIX)], backend="wayland") from error
+    except CaptureError as error:
+        raise BackendUnavailableError(
+            [
+                (
+                    f"the screen-cast stream could not be read: {error}",
+                    "check that PipeWire runs in this session (systemctl --user status "
+                    "pipewire), or pass capture='screenshot' to read frames through the "
+                    "Screenshot portal",
+                )
+            ],
+            backend="wayland",
+        ) from error
 
 
 def _route(name: str | None, env: Mapping[str, str]) -> str:
