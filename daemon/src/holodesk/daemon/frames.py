@@ -9,7 +9,6 @@ Validation reads the image header only, so it is cheap enough for every step.
 
 from __future__ import annotations
 
-import enum
 import functools
 import hashlib
 import io
@@ -21,19 +20,9 @@ from PIL import Image, UnidentifiedImageError
 from holodesk.daemon.errors import InvalidArgument
 from holodesk.daemon.geometry import Rect, Size
 
-
-class ImageEncoding(enum.Enum):
-    PNG = "png"
-    JPEG = "jpeg"
-    WEBP = "webp"
-
-    @property
-    def mime_type(self) -> str:
-        return f"image/{self.value}"
-
-    @property
-    def pillow_format(self) -> str:
-        return self.name
+# The contract's encodings, defined once (holodesk.values); the daemon's modules name
+# them from here, beside the frames that carry them.
+from holodesk.values.encoding import ImageEncoding as ImageEncoding
 
 
 @dataclass(frozen=True)
