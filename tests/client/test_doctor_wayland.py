@@ -219,18 +219,6 @@ def test_off_wayland_there_is_no_route_finding(session: pytest.MonkeyPatch) -> N
     assert check_route(None, os.environ) is None
 
 
-def test_a_stored_restore_token_means_no_dialog(tmp_path: Path) -> None:
-    """Proves: the portal's approval text depends on the token store: a kept token
-    means nothing to answer; none means a one-time dialog, the token's path named."""
-    from holodesk.platform.wayland.tokens import REMOTE_DESKTOP, TokenStore
-    from holodesk.platform.wlroots.route import _consent
-
-    path = tmp_path / "tokens.json"
-    dialog, asks = _consent(path)
-    assert asks
-    assert dialog.startswith("a one-time dialog")
-    assert str(path) in dialog
-    TokenStore(path).put(REMOTE_DESKTOP, "token-1")
-    kept, asks = _consent(path)
-    assert not asks
-    assert kept.startswith("nothing now: a restore token")
+# The portal branch's approval text (token kept or not) is tested against the stand-in
+# portal in tests/platform/wayland/test_wayland_portal_route.py and on real GNOME in
+# tests/platform/wayland/test_portal_mutter_consent.py.

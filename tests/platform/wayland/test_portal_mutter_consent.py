@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from holodesk.client.doctor.findings import Status
+from holodesk.client.doctor.route import check_route
 from holodesk.platform.wayland.dbus import PortalBus
 from holodesk.platform.wayland.portal import (
     ConsentNeededError,
@@ -24,6 +26,7 @@ from holodesk.platform.wayland.portal import (
 )
 from holodesk.platform.wayland.portal_route import portal_route_status
 from holodesk.platform.wayland.tokens import REMOTE_DESKTOP, SCREENCAST, TokenStore
+from holodesk.platform.wlroots.route import wayland_route
 from tests.platform.wayland.conftest import start_desktop
 from tests.platform.wayland.desktops import HeadlessDesktop
 from tests.platform.wayland.gnome_person import GnomePerson
@@ -59,6 +62,35 @@ def test_status_says_a_person_approves_every_start(
     assert not status.persists
     assert "at every start" in status.approval
     assert "allow remote interaction, then Share" in status.approval
+
+
+def test_doctor_names_the_portal_route_and_its_dialog_at_every_start(
+    desktop: HeadlessDesktop, person: GnomePerson, tokens: TokenStore
+) -> None:
+    """Proves: `holodesk doctor` on GNOME without XWayland's DISPLAY takes the portal
+    route (mutter has none of the wlroots protocols), names its interface versions
+    and the PipeWire frames, and says the dialog comes at every start, as a warning;
+    asking shows no dialog."""
+    environ = {k: v for k, v in desktop.environ().items() if k != "DISPLAY"}
+    route = wayland_route(environ, token_path=tokens.path)
+    assert route is not None
+    assert (route.name, route.backend, route.usable, route.asks) == (
+        "portal",
+        "wayland",
+        True,
+        True,
+    )
+    assert "lacks zwlr_screencopy_manager_v1" in route.why
+    assert "RemoteDesktop version 1 (keyboard and pointer) and ScreenCast version 4" in route.why
+    assert "frames from the session's PipeWire stream" in route.why
+    assert "at every start" in route.approval
+    assert "allow remote interaction, then Share" in route.approval
+    finding = check_route(None, environ)
+    assert finding is not None
+    assert finding.status is Status.WARN
+    assert finding.detail.startswith("portal (the wayland backend): ")
+    assert "at every start" in finding.fix
+    assert person.find_share_button() is None  # a status check shows no dialog
 
 
 def test_non_interactive_refuses_before_asking(

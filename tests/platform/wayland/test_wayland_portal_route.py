@@ -20,6 +20,7 @@ from holodesk.platform.wayland.pipewire import PipeWireStream, gst_problems
 from holodesk.platform.wayland.portal import ConsentNeededError, RemoteDesktopSession
 from holodesk.platform.wayland.portal_route import portal_route_status
 from holodesk.platform.wayland.tokens import REMOTE_DESKTOP, TokenStore
+from holodesk.platform.wlroots.route import wayland_route
 from tests.platform.wayland.conftest import StartPortal
 
 pytestmark = pytest.mark.x11
@@ -145,3 +146,29 @@ def test_pipewire_capture_without_gstreamer_names_the_packages(tmp_path: Path) -
     assert any("gstreamer1.0-pipewire" in fix for _cause, fix in caught.value.causes)
     with pytest.raises(ValueError, match="capture must be one of"):
         open_backend("wayland", capture="fast", environ={})
+
+
+def test_doctor_says_a_kept_token_means_no_dialog(
+    bus: str, start_portal: StartPortal, tmp_path: Path
+) -> None:
+    """Proves: on a portal whose RemoteDesktop keeps tokens (version 2), the doctor's
+    portal route asks for one dialog, naming the token's path, until a token is kept,
+    then for nothing."""
+    start_portal()
+    path = tmp_path / "tokens.json"
+    environ = {
+        "WAYLAND_DISPLAY": str(tmp_path / "no-compositor"),
+        "XDG_RUNTIME_DIR": str(tmp_path),
+        "DBUS_SESSION_BUS_ADDRESS": bus,
+    }
+    route = wayland_route(environ, token_path=path)
+    assert route is not None
+    assert (route.name, route.usable, route.asks) == ("portal", True, True)
+    assert "RemoteDesktop version 2" in route.why
+    assert "once" in route.approval
+    assert str(path) in route.approval
+    TokenStore(path).put(REMOTE_DESKTOP, "token-1")
+    kept = wayland_route(environ, token_path=path)
+    assert kept is not None
+    assert not kept.asks
+    assert kept.approval.startswith("nothing now: a restore token")

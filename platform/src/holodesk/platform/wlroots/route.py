@@ -8,7 +8,9 @@ For `holodesk doctor`. The routes, in the order the backend choice tries them
 2. x11 through XWayland, when those are missing and DISPLAY is set: it reaches
    X11 apps only;
 3. portal: xdg-desktop-portal offers RemoteDesktop (with pointer and keyboard)
-   and ScreenCast: a dialog asks once, then the restore token we keep says yes;
+   and ScreenCast (`portal_route_status`): a dialog asks once and the restore
+   token we keep says yes later, or, where the portal keeps no token
+   (RemoteDesktop version 1, Debian 12's xdg-desktop-portal 1.16), at every start;
 4. uinput: kernel virtual devices, which need write access to /dev/uinput.
 
 $HOLODESK_WAYLAND_INPUT (portal or uinput) pins the wayland backend's route, as
@@ -85,71 +87,72 @@ def wayland_route(
     pinned = env.get(INPUT_ENV, "").strip().lower()
     if pinned == "uinput":
         return _uinput(f"{lacking}; {INPUT_ENV}=uinput", uinput_devnode)
-    portal, portal_why = _portal(env)
-    if portal:
-        approval, asks = _consent(token_path)
-        return Route("portal", "wayland", f"{lacking}; {portal_why}", approval, asks=asks)
+    portal = _portal(env, token_path)
+    if portal.offered:
+        why = f"{lacking}; {portal.why}"
+        return Route("portal", "wayland", why, portal.approval, asks=portal.asks)
     if pinned == "portal":
-        why = f"{lacking}; {INPUT_ENV}=portal, but {portal_why}"
+        why = f"{lacking}; {INPUT_ENV}=portal, but {portal.why}"
         fix = "offer RemoteDesktop (GNOME, KDE Plasma), or unset " + INPUT_ENV
         return Route("none", "", why, fix, usable=False)
-    return _uinput(f"{lacking}; {portal_why}", uinput_devnode)
+    return _uinput(f"{lacking}; {portal.why}", uinput_devnode)
 
 
-def _portal(env: Mapping[str, str]) -> tuple[bool, str]:
-    """Whether the portal offers what the portal route needs, and what was found."""
+@dataclass(frozen=True)
+class _Portal:
+    """What the portal route's status check found, in the doctor's words."""
+
+    offered: bool  # RemoteDesktop (keyboard and pointer) and ScreenCast are there
+    why: str
+    approval: str = ""
+    asks: bool = False
+
+
+def _portal(env: Mapping[str, str], token_path: Path | None) -> _Portal:
+    """The portal route's status (`portal_route_status`: property reads only, no dialog).
+
+    The PipeWire reader missing does not rule the route out: the backend then
+    reads frames through the Screenshot portal, so that is said, with its fix.
+    """
     try:
-        from holodesk.platform.wayland.dbus import PortalBus, session_bus_address
-        from holodesk.platform.wayland.portal import (
-            DEVICE_KEYBOARD,
-            DEVICE_POINTER,
-            REMOTE_DESKTOP_INTERFACE,
-            SCREENCAST_INTERFACE,
-            interface_version,
-        )
+        from holodesk.platform.wayland.dbus import session_bus_address
+        from holodesk.platform.wayland.pipewire import gst_problems
+        from holodesk.platform.wayland.portal_route import portal_route_status
+        from holodesk.platform.wayland.tokens import TokenStore, default_token_path
     except ImportError as error:
-        return False, f"the portal cannot be asked: {error} (install holodesk-platform[wayland])"
-    try:
-        bus = PortalBus(session_bus_address(env))
-    except PlatformError as error:
-        return False, f"the portal cannot be asked: {error}"
-    try:
-        remote = interface_version(bus, REMOTE_DESKTOP_INTERFACE)
-        if remote is None:
-            return False, "the desktop portal offers no RemoteDesktop interface"
-        devices = int(bus.property(REMOTE_DESKTOP_INTERFACE, "AvailableDeviceTypes"))
-        if devices & (DEVICE_KEYBOARD | DEVICE_POINTER) != DEVICE_KEYBOARD | DEVICE_POINTER:
-            return False, f"the portal's RemoteDesktop offers devices {devices:#x}, not both"
-        cast = interface_version(bus, SCREENCAST_INTERFACE)
-        if cast is None:
-            return False, "the desktop portal offers RemoteDesktop without ScreenCast"
-        return True, (
-            f"the desktop portal offers RemoteDesktop {remote} (keyboard and pointer) and "
-            f"ScreenCast {cast}"
+        return _Portal(
+            False, f"the portal cannot be asked: {error} (install holodesk-platform[wayland])"
         )
+    try:
+        address = session_bus_address(env)
     except PlatformError as error:
-        return False, f"the desktop portal did not answer: {error}"
-    finally:
-        bus.close()
-
-
-def _consent(token_path: Path | None) -> tuple[str, bool]:
-    """What the portal route asks of a person, and whether its dialog will show."""
-    from holodesk.platform.wayland.tokens import REMOTE_DESKTOP, TokenStore, default_token_path
-
+        return _Portal(False, f"the portal cannot be asked: {error}")
     path = token_path or default_token_path()
-    if TokenStore(path).get(REMOTE_DESKTOP):
+    status = portal_route_status(address, TokenStore(path))
+    reader = gst_problems()
+    missing = [problem for problem in status.problems if problem not in reader]
+    if missing:
+        return _Portal(False, "; ".join(cause for cause, _fix in missing))
+    offered = (
+        f"the desktop portal offers RemoteDesktop version {status.remote_desktop_version} "
+        f"(keyboard and pointer) and ScreenCast version {status.screencast_version}"
+    )
+    if reader:
+        frames = "; ".join(f"{cause} (fix: {fix})" for cause, fix in reader)
+        offered += f"; frames through the Screenshot portal instead: {frames}"
+    else:
+        offered += "; frames from the session's PipeWire stream"
+    if not status.approval:
         kept = (
             f"nothing now: a restore token from an earlier approval is kept in {path}; if the "
             "desktop has forgotten it, its dialog asks once more"
         )
-        return kept, False
-    dialog = (
-        "a one-time dialog: allow screen sharing and remote control when the desktop asks "
-        "(GNOME: 'Share' with 'Allow Remote Interaction' on; KDE: 'Share'); holodesk keeps the "
-        f"restore token in {path}, so later sessions start without asking"
-    )
-    return dialog, True
+        return _Portal(True, offered, kept)
+    if status.persists:
+        approval = f"{status.approval} in {path}, so later sessions start without asking"
+    else:
+        approval = status.approval
+    return _Portal(True, offered, approval, asks=True)
 
 
 def _uinput(why: str, devnode: str) -> Route:
