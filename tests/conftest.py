@@ -14,6 +14,17 @@ from tests.support.probe import ProbeApp
 from tests.support.xvfb import xvfb as start_xvfb
 
 
+@pytest.fixture(scope="session", autouse=True)
+def no_user_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Both CLIs read a TOML file from the user's config dir: the tests (and the
+    processes they start) read an empty one, never the developer's own."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))
+        for name in ("HOLODESK_CONFIG", "HOLODESKD_CONFIG"):
+            patch.delenv(name, raising=False)
+        yield
+
+
 @pytest.fixture(scope="session")
 def xvfb() -> Iterator[str]:
     """A 1280x800x24 Xvfb for the whole session; DISPLAY points at it meanwhile."""
