@@ -21,7 +21,8 @@ from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.engines.scripted import ScriptedEngine
 from holodesk.daemon.policies.base import Decision, Policy
 from holodesk.daemon.policies.model import ModelPolicy
-from holodesk.daemon.rpc.credentials import Role, new_token, token_entry_toml
+from holodesk.daemon.principals import Role
+from holodesk.daemon.rpc.credentials import new_token, token_entry_toml
 from holodesk.daemon.rpc.server import RunningServer, serve
 from holodesk.daemon.session.sessions import Session
 from holodesk.daemon.steps import StepContext

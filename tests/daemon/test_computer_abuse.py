@@ -13,9 +13,9 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2
 
+from holodesk.daemon.principals import Role
 from holodesk.daemon.rpc.credentials import (
     CredentialsError,
-    Role,
     new_token,
     parse_credentials,
     token_entry_toml,

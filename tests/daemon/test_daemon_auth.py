@@ -15,9 +15,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from holodesk.daemon.logredact import REDACTED, RedactingFilter, redact
+from holodesk.daemon.principals import Role
 from holodesk.daemon.rpc.credentials import (
     CredentialsError,
-    Role,
     load_credentials,
     new_token,
     token_digest,

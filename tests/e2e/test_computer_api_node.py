@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from holodesk.daemon.rpc.credentials import Role, new_token, token_entry_toml
+from holodesk.daemon.principals import Role
+from holodesk.daemon.rpc.credentials import new_token, token_entry_toml
 from holodesk.proto.v1 import computer_pb2_grpc
 from tests.daemon.support import GUARD_S, bearer, running_daemon
 from tests.support.probe import ProbeApp

@@ -21,9 +21,9 @@ from holodesk.daemon import config_file, logs
 from holodesk.daemon.config import DEFAULT_LISTEN, FAIR_SHARE_DIVISOR, MIB, ServerConfig
 from holodesk.daemon.dialects import DialectConfigError, dialect_names
 from holodesk.daemon.policies.registry import PolicyConfigError, policy_entries
+from holodesk.daemon.principals import Role
 from holodesk.daemon.rpc.credentials import (
     CredentialsError,
-    Role,
     new_token,
     parse_credentials,
     token_entry_toml,

@@ -18,8 +18,8 @@ from holodesk.daemon.errors import (
 )
 from holodesk.daemon.frames import validate_frame
 from holodesk.daemon.policies.catalog import PolicyCatalog
+from holodesk.daemon.principals import Role
 from holodesk.daemon.rpc.auth import current_principal
-from holodesk.daemon.rpc.credentials import Role
 from holodesk.daemon.rpc.interceptor import aclose
 from holodesk.daemon.session.registry import SessionRegistry
 from holodesk.daemon.session.session_runner import SessionRunner, SessionSettings

@@ -29,19 +29,18 @@ never by value.
 from __future__ import annotations
 
 import contextvars
-import enum
 import logging
 import os
 import stat
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import grpc
 
 from holodesk.daemon.errors import PermissionDenied, Unauthenticated
-from holodesk.daemon.rpc.credentials import MAX_TOKEN_CHARS, Credentials, Role
+from holodesk.daemon.principals import ANONYMOUS, AuthMethod, Principal, Role
+from holodesk.daemon.rpc.credentials import MAX_TOKEN_CHARS, Credentials
 from holodesk.daemon.rpc.interceptor import aclose, wrap_behavior
 
 log = logging.getLogger(__name__)
@@ -56,31 +55,6 @@ AGENT_SERVICE = "holodesk.v1.AgentService"
 COMPUTER_SERVICE = "holodesk.v1.ComputerService"
 
 
-class AuthMethod(enum.Enum):
-    TOKEN = "token"
-    MTLS = "mtls"
-    UNIX = "unix"
-    NONE = "none"
-
-
-@dataclass(frozen=True)
-class Principal:
-    """An authenticated caller; `name` is unique across methods ("token:laptop")."""
-
-    name: str
-    role: Role
-    method: AuthMethod
-    # An operator's other principals whose attached desktops it may drive.
-    drives: tuple[str, ...] = ()
-
-    def may_drive(self, owner: str) -> bool:
-        """Whether this caller may drive a desktop attached by `owner`."""
-        if self.role is Role.ADMIN:
-            return True
-        return self.role is Role.OPERATOR and (owner == self.name or owner in self.drives)
-
-
-ANONYMOUS = Principal("anonymous", Role.ADMIN, AuthMethod.NONE)
 _CURRENT: contextvars.ContextVar[Principal] = contextvars.ContextVar(
     "holodesk_principal", default=ANONYMOUS
 )

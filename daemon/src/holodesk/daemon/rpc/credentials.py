@@ -22,7 +22,6 @@ and `printf %s "$TOKEN" | sha256sum`).
 
 from __future__ import annotations
 
-import enum
 import hashlib
 import hmac
 import re
@@ -32,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from holodesk.daemon.principals import Role
+
 TOKEN_PREFIX = "hdk_"
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 # A bearer token longer than this is not one of ours; don't spend time hashing it.
@@ -40,18 +41,6 @@ MAX_TOKEN_CHARS = 512
 
 class CredentialsError(ValueError):
     """A credentials file that cannot be used; the message names the file and entry."""
-
-
-class Role(enum.Enum):
-    AGENT = "agent"
-    # Drives attached desktops through ComputerService (and is an agent too).
-    OPERATOR = "operator"
-    ADMIN = "admin"
-
-    def allows(self, required: Role) -> bool:
-        if self is Role.ADMIN or required is Role.AGENT:
-            return True
-        return self is Role.OPERATOR and required is Role.OPERATOR
 
 
 @dataclass(frozen=True)

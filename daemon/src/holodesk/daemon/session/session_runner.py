@@ -50,7 +50,7 @@ from holodesk.daemon.generation import StepGeneration
 from holodesk.daemon.metrics import DaemonMetrics
 from holodesk.daemon.policies.base import Decision, Policy
 from holodesk.daemon.policies.catalog import PolicyCatalog
-from holodesk.daemon.rpc.auth import ANONYMOUS, Principal
+from holodesk.daemon.principals import ANONYMOUS, Principal
 from holodesk.daemon.session import frame_deltas
 from holodesk.daemon.session.decoded_screens import DecodedScreens
 from holodesk.daemon.session.frame_memory import FrameMemoryFull

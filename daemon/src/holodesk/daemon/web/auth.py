@@ -32,8 +32,9 @@ from typing import Any
 
 from aiohttp import web
 
-from holodesk.daemon.rpc.auth import ANONYMOUS, Authenticator, AuthMethod, Principal
-from holodesk.daemon.rpc.credentials import MAX_TOKEN_CHARS, Role
+from holodesk.daemon.principals import ANONYMOUS, AuthMethod, Principal, Role
+from holodesk.daemon.rpc.auth import Authenticator
+from holodesk.daemon.rpc.credentials import MAX_TOKEN_CHARS
 
 log = logging.getLogger(__name__)
 
