@@ -15,6 +15,9 @@ Records (one JSON object per line, "type" first):
   command   the OK button was invoked
   entry     the Entry's text changed: text
   area      the multi-line Text's content changed: text
+  reset     the file LOG_PATH.reset appeared (checked every 50 ms; removed here): both
+            text fields were emptied (entry/area records follow) and the window took
+            the keyboard focus back, so one window can serve many test cases
 No window manager is needed: the window goes where it is told.
 """
 
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import tkinter as tk
 from typing import Any, TextIO
 
@@ -163,6 +167,19 @@ class Probe:
             self.write({"type": "area", "text": area.get("1.0", "end-1c")})
             area.edit_modified(False)
 
+    def watch_for_reset(self, path: str) -> None:
+        """Empty both fields and take the focus back whenever `path` appears (then remove it)."""
+        if os.path.exists(path):
+            os.remove(path)
+            self.text.set("")
+            area = self.widgets["area"]
+            assert isinstance(area, tk.Text)
+            area.delete("1.0", "end")
+            self.root.focus_force()
+            self.root.update()  # the fields' and focus's records go first
+            self.write({"type": "reset"})
+        self.root.after(50, self.watch_for_reset, path)
+
     def announce(self) -> None:
         """Write the ready record with every widget's geometry in root coordinates."""
         self.root.update_idletasks()
@@ -199,6 +216,7 @@ def main() -> None:
         # After the first Expose everything is drawn, so captures see real pixels.
         root.update()
         probe.announce()
+        probe.watch_for_reset(args.log + ".reset")
         root.mainloop()
 
 
