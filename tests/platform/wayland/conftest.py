@@ -104,12 +104,7 @@ def start_portal(bus: str, xvfb: str, tmp_path: Path) -> Iterator[StartPortal]:
 
 
 # -- real headless desktops (mutter, KWin) with their portals -----------------------------
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers",
-        "portal_desktop: needs Debian's mutter or kwin-wayland, xdg-desktop-portal(-gnome/-kde), "
-        "pipewire, wireplumber and gstreamer1.0-pipewire (the tests start a headless desktop)",
-    )
+# (their marker, portal_desktop, is registered in pyproject.toml: tests/e2e uses it too)
 
 
 def start_desktop(kind: str) -> Any:
