@@ -169,3 +169,11 @@ def test_help_documents_every_security_flag(capsys: pytest.CaptureFixture[str]) 
         "--step-timeout-s", "--resume-window-s", "unix:PATH", "[[token]]", "token new",
     ):  # fmt: skip
         assert flag in text, flag
+
+
+def test_the_decoded_screen_budgets_become_the_config() -> None:
+    args = build_parser().parse_args(["--decoded-screens-mb", "64", "--raw-screens-mb", "32"])
+    config = config_from_args(args)
+    assert (config.decoded_screen_bytes, config.raw_screen_bytes) == (64 << 20, 32 << 20)
+    defaults = config_from_args(build_parser().parse_args([]))
+    assert defaults.raw_screen_bytes == 96 << 20

@@ -88,10 +88,13 @@ def test_decoded_screens_hand_out_copies_that_paint_without_touching_the_kept_on
 
 
 def test_past_the_raw_budget_a_screen_is_unpacked_exactly_and_promoted() -> None:
-    first, second = noise(64, 48, seed=1), noise(64, 48, seed=2)
-    screens = DecodedScreens(max_bytes=1 << 20, hot_bytes=64 * 48 * 3)  # one raw screen
+    first, second, third = noise(64, 48, seed=1), noise(64, 48, seed=2), noise(64, 48, seed=3)
+    screens = DecodedScreens(max_bytes=1 << 20, hot_bytes=2 * 64 * 48 * 3)  # two raw screens
     screens.keep("a", first)
-    screens.keep("b", second)  # "a" leaves the raw tier, stays packed
+    screens.keep("b", second)
+    screens.keep("c", third)  # "a" leaves the raw tier, stays packed
+    assert screens.peek("b") is second
+    assert screens.peek("c") is third
     assert screens.unpacks == 0
     again = screens.peek("a")
     assert again is not None
@@ -100,7 +103,21 @@ def test_past_the_raw_budget_a_screen_is_unpacked_exactly_and_promoted() -> None
     assert screens.unpacks == 1
     assert screens.peek("a") is again  # promoted: read again without unpacking
     assert screens.unpacks == 1
-    assert screens.bytes <= (1 << 20) + 64 * 48 * 3
+    assert screens.bytes <= (1 << 20) + 2 * 64 * 48 * 3
+
+
+def test_a_screen_no_policy_has_read_yet_outlasts_those_read_already() -> None:
+    """With a hundred sessions stepping, dozens of screens are rebuilt before their
+    policies read them: a raw screen already read goes first, whatever its age."""
+    screens = DecodedScreens(max_bytes=1 << 20, hot_bytes=2 * 64 * 48 * 3)
+    made = [noise(64, 48, seed) for seed in range(3)]
+    screens.keep("unread", made[1])
+    screens.keep("read", made[0])
+    assert screens.peek("read") is made[0]  # used last, yet read already
+    screens.keep("newest", made[2])  # over the raw budget: "read" goes, not "unread"
+    assert screens.peek("unread") is made[1]
+    assert screens.peek("newest") is made[2]
+    assert screens.unpacks == 0
 
 
 def test_past_the_packed_budget_the_least_recently_used_screen_goes() -> None:

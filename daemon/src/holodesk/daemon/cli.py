@@ -159,6 +159,14 @@ def build_parser() -> argparse.ArgumentParser:
         "screen of text, up to ~6 MiB of a photo); 0: always decode (default %(default)s)",
     )
     limits.add_argument(
+        "--raw-screens-mb",
+        type=float,
+        default=decoded_screens.DEFAULT_HOT_BYTES / MIB,
+        help="of those, the screens also held unpacked (6 MiB per 1080p screen), so the "
+        "steps in flight read them without unpacking; raise it with many sessions "
+        "stepping at once (default %(default)s)",
+    )
+    limits.add_argument(
         "--max-frame-pixels",
         type=int,
         default=40_000_000,
@@ -307,6 +315,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         max_frame_pixels=args.max_frame_pixels,
         max_frame_memory_bytes=int(args.max_frame_memory_mb * MIB),
         decoded_screen_bytes=int(args.decoded_screens_mb * MIB),
+        raw_screen_bytes=int(args.raw_screens_mb * MIB),
         frame_deltas=args.frame_deltas,
         max_steps=args.max_steps,
         grace_s=args.grace_s,

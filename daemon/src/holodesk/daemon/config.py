@@ -109,6 +109,8 @@ class ServerConfig:
     # Pixels of screens rebuilt lately, so a delta paints on its base without
     # decoding it again (decoded_screens.py); 0: always decode.
     decoded_screen_bytes: int = decoded_screens.DEFAULT_MAX_BYTES
+    # ... of which this much is also held unpacked, for the steps in flight.
+    raw_screen_bytes: int = decoded_screens.DEFAULT_HOT_BYTES
     # Offer clients delta frames (unchanged screens and changed regions only).
     frame_deltas: bool = True
     # Default and ceiling for a session's model steps.
@@ -176,6 +178,8 @@ class ServerConfig:
             raise ValueError("max_frame_pixels must be positive")
         if self.decoded_screen_bytes < 0:
             raise ValueError("decoded_screen_bytes cannot be negative")
+        if self.raw_screen_bytes < 0:
+            raise ValueError("raw_screen_bytes cannot be negative")
         if self.max_frame_memory_bytes < self.max_frame_bytes:
             raise ValueError(
                 f"the frame memory budget ({self.max_frame_memory_bytes} B) is below the "

@@ -384,7 +384,7 @@ async def serve(
         metrics=metrics,
         recorder=recorder,
         accept_deltas=config.frame_deltas,
-        decoded_screens=DecodedScreens(config.decoded_screen_bytes),
+        decoded_screens=DecodedScreens(config.decoded_screen_bytes, config.raw_screen_bytes),
     )
 
     server = grpc.aio.server(

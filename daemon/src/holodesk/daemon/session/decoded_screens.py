@@ -71,6 +71,9 @@ class DecodedScreens:
         self._lock = threading.Lock()
         self._packed: OrderedDict[str, PackedScreen] = OrderedDict()
         self._hot: OrderedDict[str, Image.Image] = OrderedDict()
+        # Raw screens kept by a rebuild and not read since: the policy reads each one
+        # soon (and its window's older screens are made from it), so they go last.
+        self._unread: set[str] = set()
         # A screen -> the one it was painted on (its session's chain, newest first).
         self._painted_on: dict[str, str] = {}
         # ... and the other way: a screen -> the one painted on it.
@@ -98,6 +101,7 @@ class DecodedScreens:
             image = self._hot.get(content_key)
             if image is not None:
                 self._touch(content_key)
+                self._unread.discard(content_key)
                 return image
             packed = self._packed.get(content_key)
             near = self._hot_neighbour(content_key)
@@ -161,7 +165,7 @@ class DecodedScreens:
             while self._packed_bytes > self.max_bytes:
                 self._drop_locked(next(iter(self._packed)))
             if content_key in self._packed:
-                self._hold_hot(content_key, image)
+                self._hold_hot(content_key, image, unread=True)
 
     def _unpacked(
         self, packed: PackedScreen, near: tuple[Image.Image, PackedScreen] | None
@@ -192,15 +196,20 @@ class DecodedScreens:
         if content_key in self._hot:
             self._hot.move_to_end(content_key)
 
-    def _hold_hot(self, content_key: str, image: Image.Image) -> None:
+    def _hold_hot(self, content_key: str, image: Image.Image, unread: bool = False) -> None:
+        """Hold it raw; past the raw budget the least recently used screen goes, one
+        already read before any unread one (with a hundred sessions stepping, a
+        screen a rebuild kept was pushed out before its policy read it)."""
         size = _size(image)
         if size > self.hot_bytes or content_key in self._hot:
             return
         self._hot[content_key] = image
         self._hot_bytes += size
+        if unread:
+            self._unread.add(content_key)
         while self._hot_bytes > self.hot_bytes:
-            _, gone = self._hot.popitem(last=False)
-            self._hot_bytes -= _size(gone)
+            gone = next((key for key in self._hot if key not in self._unread), None)
+            self._drop_hot(gone if gone is not None else next(iter(self._hot)))
 
     def _retire_older(self, newest: str) -> None:
         """Drop the screen `screens_per_session` back along `newest`'s chain."""
@@ -246,6 +255,7 @@ class DecodedScreens:
         self._packed_bytes -= len(packed.palette)
 
     def _drop_hot(self, content_key: str) -> None:
+        self._unread.discard(content_key)
         image = self._hot.pop(content_key, None)
         if image is not None:
             self._hot_bytes -= _size(image)
