@@ -31,7 +31,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from PIL import Image
 
-from holodesk.data.format import OUTCOMES, ImagePart, RecordingError, TextPart, safe_name
+from holodesk.data.format import (
+    OUTCOMES,
+    ImagePart,
+    PromptMessage,
+    RecordingError,
+    TextPart,
+    safe_name,
+)
 from holodesk.data.stepview import FrameRef, Json, LoadedRecording, StepView
 
 if TYPE_CHECKING:
@@ -221,7 +228,7 @@ def _example(recording: LoadedRecording, step: StepView) -> Example | None:
                 content.append({"type": "image", "image": image.name})
             else:
                 raise _SkipStepError(f"a prompt part of unknown type {part.type!r}")
-        messages.append({"role": message.role, "content": content})
+        messages.append(_with_tool_fields({"role": message.role, "content": content}, message))
     text = str(completion.get("text") or "")
     messages.append({"role": "assistant", "content": [{"type": "text", "text": text}]})
     logprobs = _floats(completion.get("token_logprobs"))
@@ -370,7 +377,16 @@ def parquet_schema() -> pa.Schema:
     import pyarrow as pa
 
     part = pa.struct([("type", pa.string()), ("text", pa.string()), ("image", pa.string())])
-    message = pa.struct([("role", pa.string()), ("content", pa.list_(part))])
+    function = pa.struct([("name", pa.string()), ("arguments", pa.string())])
+    call = pa.struct([("id", pa.string()), ("type", pa.string()), ("function", function)])
+    message = pa.struct(
+        [
+            ("role", pa.string()),
+            ("content", pa.list_(part)),
+            ("tool_calls", pa.list_(call)),
+            ("tool_call_id", pa.string()),
+        ]
+    )
     image = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
     return pa.schema(
         [
@@ -433,6 +449,23 @@ def _write_parquet(
     os.replace(temporary, dataset)
 
 
+def _with_tool_fields(entry: Json, message: PromptMessage) -> Json:
+    """The message's tool calls in the OpenAI chat form trainers read
+    (`tool_calls: [{id, type: function, function: {name, arguments}}]`, `tool_call_id`)."""
+    if message.tool_calls:
+        entry["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments},
+            }
+            for call in message.tool_calls
+        ]
+    if message.tool_call_id:
+        entry["tool_call_id"] = message.tool_call_id
+    return entry
+
+
 def _parquet_message(message: Json) -> Json:
     # One struct type for every part: the field a part does not use is null.
     return {
@@ -441,4 +474,6 @@ def _parquet_message(message: Json) -> Json:
             {"type": c["type"], "text": c.get("text"), "image": c.get("image")}
             for c in message["content"]
         ],
+        "tool_calls": message.get("tool_calls") or None,
+        "tool_call_id": message.get("tool_call_id") or None,
     }

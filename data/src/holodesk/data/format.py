@@ -144,11 +144,25 @@ PromptPart = Annotated[
 ]
 
 
+class PromptToolCall(BaseModel):
+    """A function call an assistant turn made (tool-calling dialects); `arguments`
+    is the JSON text the model wrote."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    id: str = ""
+    name: str
+    arguments: str = ""
+
+
 class PromptMessage(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     role: str
     content: list[PromptPart]
+    # An assistant turn's calls; a tool turn's answer names its call's id.
+    tool_calls: list[PromptToolCall] = Field(default_factory=list)
+    tool_call_id: str = ""
 
 
 class ActionsEvent(_Event):

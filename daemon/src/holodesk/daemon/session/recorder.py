@@ -414,7 +414,18 @@ def prompt_dicts(
                         "height": part.height,
                     }
                 )
-        out.append({"role": message.role, "content": content})
+        entry: dict[str, Any] = {"role": message.role, "content": content}
+        # A tool-calling dialect's turns: the calls the model made and which call a
+        # tool turn answers (format.PromptMessage); without them its history reads
+        # as text with no calls.
+        if message.tool_calls:
+            entry["tool_calls"] = [
+                {"id": call.id, "name": call.name, "arguments": call.arguments}
+                for call in message.tool_calls
+            ]
+        if message.tool_call_id:
+            entry["tool_call_id"] = message.tool_call_id
+        out.append(entry)
     return out
 
 
