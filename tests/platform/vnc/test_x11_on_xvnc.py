@@ -13,8 +13,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from holodesk.client.doctor.findings import Status
+from holodesk.client.doctor.machine import check_capture
 from holodesk.platform.select import open_backend
 from tests.platform.vnc.servers import VncServer
+from tests.support.xvfb import xvfb as fresh_xvfb
 
 pytestmark = [
     pytest.mark.vnc,
@@ -54,3 +57,28 @@ def test_an_xvnc_capture_made_on_one_thread_is_used_and_closed_from_others(
     finally:
         backend.close()
     assert one.getpixel((5, 5)) == two.getpixel((5, 5)) == ROOT_COLOUR
+
+
+def test_doctor_says_an_xvnc_desktop_is_captured_through_xlib_and_needs_no_fix(
+    xvnc_server: VncServer,
+) -> None:
+    """The fallback works; doctor says which capture it is and why, so nobody hunts
+    for a fault (issue 17: "doctor's fix text says so"). On Xvfb it says nothing."""
+    # A black root reads as a refused capture.
+    subprocess.run(["xsetroot", "-display", xvnc_server.display, "-solid", "#2a6f97"], check=True)
+    backend = open_backend("x11", display=xvnc_server.display)
+    try:
+        finding = check_capture(backend)
+    finally:
+        backend.close()
+    assert finding.status is Status.OK
+    assert "Xlib" in finding.fix
+    assert "visual" in finding.fix
+    assert "nothing to fix" in finding.fix
+    with fresh_xvfb() as xvfb:
+        subprocess.run(["xsetroot", "-display", xvfb, "-solid", "#2a6f97"], check=True)
+        plain = open_backend("x11", display=xvfb)
+        try:
+            assert check_capture(plain).fix == ""
+        finally:
+            plain.close()

@@ -135,6 +135,12 @@ class ScreenSource(ABC):
         bottom = max(b.y + b.height for b in bounds)
         return Region(left, top, right - left, bottom - top)
 
+    @property
+    def capture_note(self) -> str:
+        """How captures are made here when it is not the usual way, and why (say, a
+        fallback that a server's quirk forced); "" when nothing is worth saying."""
+        return ""
+
     def close(self) -> None:  # noqa: B027 - optional hook, most sources hold nothing
         """Release OS resources."""
 

@@ -44,6 +44,8 @@ class MssGrabber:
         self._grabber: Any = None
         self._maker = 0  # the thread that made the grabber
         self._lock = threading.Lock()
+        # Why the fallback options are in use ("" while the first ones serve).
+        self.fallback_reason = ""
 
     def grab(
         self, left: float, top: float, width: float, height: float, what: object
@@ -102,6 +104,7 @@ class MssGrabber:
                     f"capturing {what} failed: {first}; and with mss options {fallback}: {error}"
                 ) from error
             log.info("capturing with mss options %s: the default failed (%s)", fallback, first)
+            self.fallback_reason = f"mss options {fallback}, as the default failed: {first}"
             return shot
 
     def _open(self) -> Any:

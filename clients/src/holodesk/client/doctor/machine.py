@@ -161,7 +161,7 @@ def check_capture(backend: Backend) -> Finding:
     if is_black(image):
         blank = f"{detail}, every pixel black"
         return Finding(CAPTURE, Status.WARN, blank, backend.blank_capture_fix)
-    return Finding(CAPTURE, Status.OK, detail)
+    return Finding(CAPTURE, Status.OK, detail, backend.screen.capture_note)
 
 
 def check_input(backend: Backend, *, move: bool) -> Finding:

@@ -65,6 +65,17 @@ class X11Screen(ScreenSource):
     def displays(self) -> list[DisplayInfo]:
         return list(self._current_layout().displays)
 
+    @property
+    def capture_note(self) -> str:
+        reason = self._grabber.fallback_reason
+        if not reason:
+            return ""
+        return (
+            f"capturing through mss's Xlib backend ({reason}); this X server's visuals "
+            "are ones mss's XCB capture refuses (TigerVNC's Xvnc does this): captures "
+            "work, nothing to fix"
+        )
+
     def _current_layout(self) -> _Layout:
         with self._lock:
             before = self._layout
