@@ -20,6 +20,7 @@ import pytest_asyncio
 
 from holodesk.daemon.engines.base import (
     EngineError,
+    GenerationResult,
 )
 from holodesk.daemon.engines.openai_engine import OpenAIEngine
 from holodesk.daemon.policies.model import ModelPolicy
@@ -115,23 +116,13 @@ async def test_response_format_gives_schema_valid_json(engine: OpenAIEngine) -> 
 async def test_abort_reaches_vllm_and_the_server_keeps_serving(
     engine: OpenAIEngine, server: VllmServer
 ) -> None:
-    task = asyncio.create_task(engine.generate(request("abort-me", max_tokens=ABORT_TOKENS)))
-    # The engine sends X-Request-Id "<id>#<attempt>"; vLLM's request ids contain it.
-    await eventually(
-        lambda: (
-            task.done() or re.search(r"Added request \S*abort-me#0", server.log_text()) is not None
-        ),
-        "the request added to vLLM",
-        off_loop=True,
-        interval_s=0.05,
-    )
-    assert not task.done(), task.result()  # shows the server's error, if any
-    await engine.abort("abort-me")
-    with pytest.raises(EngineError, match="abort-me was aborted"):
+    task, name = await _running_long_request(engine, server)
+    await engine.abort(name)
+    with pytest.raises(EngineError, match=f"{name} was aborted"):
         await asyncio.wait_for(task, GUARD_S)
     # The closed connection made vLLM abort the request (not run it to the end).
     await eventually(
-        lambda: re.search(r"Aborted request\(s\) \S*abort-me#0", server.log_text()) is not None,
+        lambda: re.search(rf"Aborted request\(s\) \S*{name}#0", server.log_text()) is not None,
         "vLLM aborted the request",
         off_loop=True,
         interval_s=0.05,
@@ -144,6 +135,36 @@ async def test_abort_reaches_vllm_and_the_server_keeps_serving(
     )
     after = await engine.generate(request("after-abort"))
     assert after.completion_tokens >= 1
+
+
+async def _running_long_request(
+    engine: OpenAIEngine, server: VllmServer
+) -> tuple[asyncio.Task[GenerationResult], str]:
+    """A request vLLM is decoding now, and its id. The random tiny model decodes
+    greedily, but CPU arithmetic under load can tip a near tie: in one loaded CI run
+    it wrote end-of-text after 6,172 tokens, before the request was seen running. A
+    request that ends on its own tests no abort, so another prompt is tried (each
+    attempt's outcome is in the assertion)."""
+    endings: list[str] = []
+    for attempt in range(3):
+        name = f"abort-me-{attempt}"
+        task = asyncio.create_task(
+            engine.generate(request(name, seed=attempt, max_tokens=ABORT_TOKENS))
+        )
+        # The engine sends X-Request-Id "<id>#<attempt>"; vLLM's request ids contain it.
+        added = rf"Added request \S*{name}#0"
+        await eventually(
+            lambda: task.done() or re.search(added, server.log_text()) is not None,  # noqa: B023
+            "the request added to vLLM",
+            off_loop=True,
+            interval_s=0.05,
+        )
+        if not task.done():
+            return task, name
+        result = task.result()  # raises the server's error, if any
+        assert result.all_samples[0].finish_reason == "stop", result  # the model ended it
+        endings.append(f"{name}: {result.completion_tokens} tokens, then end-of-text")
+    raise AssertionError(f"no request was still running when seen: {endings}")
 
 
 async def test_daemon_sessions_fail_cleanly_on_gibberish(

@@ -180,10 +180,13 @@ class GnomePerson:
         share = self.wait_for_dialog(timeout_s, evidence)
         self.click(share[0] + CANCEL_FROM_SHARE[0], share[1] + CANCEL_FROM_SHARE[1])
 
-    def allow_remote_desktop(self, timeout_s: float = 30.0, evidence: Path | None = None) -> None:
-        """Wait for the Remote desktop dialog, allow remote interaction, press Share."""
-        deadline = time.monotonic() + timeout_s
+    def allow_remote_desktop(self, timeout_s: float = 60.0, evidence: Path | None = None) -> None:
+        """Wait for the Remote desktop dialog, allow remote interaction, press Share.
+
+        The switch gets its own time once the dialog shows: on a loaded machine the
+        dialog can take most of `timeout_s` to appear (GTK 4 starting cold)."""
         share = self.wait_for_dialog(timeout_s, evidence)
+        deadline = time.monotonic() + 20.0
         switch = (share[0] + SWITCH_FROM_SHARE[0], share[1] + SWITCH_FROM_SHARE[1])
         # Clicked again while it stays off: a click can land before GTK has the
         # pointer's entry into its new window.
@@ -267,7 +270,9 @@ def open_allowed(
     thread = threading.Thread(target=answer, name="gnome-person")
     thread.start()
     try:
-        backend = open_portal_route(desktop.bus_address, tokens, consent_timeout_s=30, **options)
+        # The portal waits longer than the person does, so a slow dialog fails as the
+        # person's own error (with the screen kept as evidence), not as a consent timeout.
+        backend = open_portal_route(desktop.bus_address, tokens, consent_timeout_s=120, **options)
     except BaseException:
         thread.join()
         if failures:
