@@ -28,10 +28,10 @@ BACKEND_MODULES: Mapping[str, str] = MappingProxyType(
         "fake": "holodesk.platform.backends.fake",
         "quartz": "holodesk.platform.macos.backend",
         "vnc": "holodesk.platform.vnc.backend",
-        "wayland": "holodesk.platform.backends.wayland",
+        "wayland": "holodesk.platform.wayland.backend",
         "web": "holodesk.platform.web.backend",
         "win32": "holodesk.platform.windows.backend",
-        "wlroots": "holodesk.platform.backends.wlroots",
+        "wlroots": "holodesk.platform.wlroots.backend",
         "x11": "holodesk.platform.x11.backend",
     }
 )

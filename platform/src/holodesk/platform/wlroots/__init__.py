@@ -13,5 +13,6 @@ protocols/), `connection` (one Wayland connection, its globals and outputs),
 `shm` (shared-memory buffers), `screen` (screencopy), `keymap` (the uploaded xkb
 keymap), `input` (the InputDriver), `probe` (does this compositor offer the
 protocols? for the backend choice), `route` (which Wayland route a session gets,
-why, and what a person must approve: for `holodesk doctor`).
+why, and what a person must approve: for `holodesk doctor`), `backend` (`create`: the
+wlroots backend made of them).
 """

@@ -1,7 +1,7 @@
 """Which Wayland route holodesk takes in this session, why, and what a person must approve.
 
 For `holodesk doctor`. The routes, in the order the backend choice tries them
-(`holodesk.platform.select`, then `backends.wayland`'s auto input route):
+(`holodesk.platform.select`, then `wayland.backend`'s auto input route):
 
 1. wlroots: the compositor offers screencopy, virtual pointer and keyboard, and
    the rest of `connection.REQUIRED`; nothing to approve;
@@ -35,7 +35,7 @@ from holodesk.platform.errors import PlatformError
 from holodesk.platform.wayland.session import detect_wayland
 from holodesk.platform.wlroots.connection import NO_DISPLAY_FIX, REQUIRED
 
-INPUT_ENV = "HOLODESK_WAYLAND_INPUT"  # as backends.wayland reads it
+INPUT_ENV = "HOLODESK_WAYLAND_INPUT"  # as wayland.backend reads it
 NOTHING = "nothing: no root, no /dev/uinput, no dialog (any client may bind these protocols)"
 UINPUT_DEVNODE = "/dev/uinput"
 
