@@ -212,3 +212,43 @@ def test_a_screen_whose_neighbour_differs_in_mode_is_unpacked_whole() -> None:
     earlier = pack(base)
     later = repack(rgb, earlier, [(0, 3)])
     assert _same(packed_screens.unpack_near(earlier, rgb, later), base)
+
+
+def test_repainting_a_packed_screen_paints_exactly_and_touches_only_its_bands() -> None:
+    screen = _text_screen(640, 400, seed=2)
+    earlier = pack(screen)
+    line = noise(300, 20, seed=4)  # rows 120-139: band 1 and band 2
+    menu = noise(100, 90, seed=5)  # over the line, rows 130-219: bands 2 and 3
+    corner = noise(50, 30, seed=6)  # the last rows: the short last band
+    patches = [(line, (10, 120)), (menu, (200, 130)), (corner, (590, 370))]
+    again = packed_screens.repaint(earlier, patches)
+    expected = screen.copy()
+    for pixels, at in patches:
+        expected.paste(pixels, at)
+    assert _same(unpack(again), expected)
+    shared = [a is b for a, b in zip(again.bands, earlier.bands, strict=True)]
+    assert shared == [True, False, False, False, True, False, False]
+
+
+def test_an_indexed_screen_is_never_repainted_band_by_band() -> None:
+    with pytest.raises(ValueError, match="RGB"):
+        packed_screens.repaint(pack(noise(64, 64, seed=1).quantize(16)), [])
+
+
+def test_a_base_that_left_the_raw_tier_is_painted_packed_and_reads_back_exactly() -> None:
+    first, other = _text_screen(320, 200, seed=1), _text_screen(320, 200, seed=2)
+    raw = 320 * 200 * 3
+    screens = DecodedScreens(max_bytes=1 << 22, hot_bytes=raw)  # one raw screen
+    screens.keep("a", first)
+    patch = [(noise(40, 10, seed=3), (5, 70))]
+    assert not screens.paint_packed("a+1", "a", patch)  # raw still: painted raw instead
+    screens.keep("b", other)  # "a" leaves the raw tier
+    assert screens.paint_packed("a+1", "a", patch)
+    assert screens.unpacks == 0
+    expected = first.copy()
+    expected.paste(*patch[0])
+    assert _same(screens.peek("a+1") or Image.new("RGB", (1, 1)), expected)
+    assert not screens.paint_packed("c+1", "c", patch)  # an unknown base
+    screens.keep("p", noise(64, 64, seed=1).quantize(16))
+    screens.keep("q", other.copy())
+    assert not screens.paint_packed("p+1", "p", patch)  # indexed

@@ -25,6 +25,7 @@ from holodesk.daemon.frames import EncodedFrame, FrameLimits, FramePatch, ImageE
 from holodesk.daemon.geometry import Rect, Size
 from holodesk.daemon.policies.model import ModelPolicy
 from holodesk.daemon.session import frame_deltas
+from holodesk.daemon.session.decoded_screens import DecodedScreens
 from holodesk.proto.v1 import agent_pb2, frame_pb2, geometry_pb2
 from holodesk.values.png import encode_png
 from tests.daemon.support import (
@@ -604,3 +605,37 @@ async def test_a_frame_whose_body_does_not_decode_is_invalid_argument_naming_it(
     request = error_details_pb2.BadRequest()
     assert rich_status(error).details[0].Unpack(request)
     assert request.field_violations[0].field == "frame.data"
+
+
+def test_a_chain_rebuilt_on_screens_that_left_the_raw_tier_shows_exactly_its_patches() -> None:
+    """With a hundred sessions the raw tier holds none of a session's screens by its
+    next step: each is then painted band by band on the packed one before it. The
+    frames and pixels must be those of the raw path."""
+    screens = DecodedScreens(hot_bytes=0)
+
+    def patch_for(index: int) -> Image.Image:
+        return noise(10 + index, 7, seed=index)
+
+    base = EncodedFrame(
+        "f0", Size(WIDTH, HEIGHT), ImageEncoding.PNG, encode(noise(WIDTH, HEIGHT, 0))
+    )
+    frames = [base]
+    for index in range(1, 6):
+        pixels = patch_for(index)
+        rect = Rect(index % 50, index % 40, pixels.width, pixels.height)
+        wire = frame_deltas.FrameDelta(
+            frame_id=f"f{index}",
+            size=base.size,
+            base_frame_id=frames[-1].frame_id,
+            patches=(FramePatch(rect, ImageEncoding.PNG, encode(pixels)),),
+        )
+        frame = asyncio.run(frame_deltas.resolve(wire, frames[-1:], FrameLimits(), "f", screens))
+        frames.append(frame)
+    assert screens.unpacks == 0  # f2 on: painted packed (f1 decoded f0, which was not kept)
+    expected = _expected(frames, patch_for)
+    # A session keeps its newest few screens.
+    for frame, shown in list(zip(frames, expected, strict=True))[-screens.screens_per_session :]:
+        kept = screens.peek(frame.content_key)
+        assert kept is not None
+        np.testing.assert_array_equal(np.asarray(kept), shown)
+        np.testing.assert_array_equal(pixels_of(frame), shown)

@@ -72,14 +72,32 @@ def _extends(frame: EncodedFrame, earlier: EncodedFrame) -> int:
     return done if all(a is b for a, b in zip(ours, earlier.patches, strict=True)) else -1
 
 
+# A patch decoded: its RGB pixels and where they go on the frame.
+DecodedPatch = tuple[Image.Image, tuple[int, int]]
+
+
+def decode_patches(patches: Iterable[FramePatch], where: str) -> list[DecodedPatch]:
+    """Each patch's RGB pixels and its point, decoded once (a rebuild paints them on
+    a whole screen or band by band on a packed one). `where` names the patches for
+    an error: field `{where}[i].data`."""
+    return [
+        (
+            decode_bytes(patch.data, f"{where}[{index}].data", "the patch").convert("RGB"),
+            (patch.rect.x, patch.rect.y),
+        )
+        for index, patch in enumerate(patches)
+    ]
+
+
 def paint(canvas: Image.Image, patches: Iterable[FramePatch], where: str) -> Image.Image:
     """The canvas with the patches painted over it in order (in place while it stays
-    indexed; an RGB copy once a patch's colours do not fit its palette). `where`
-    names the patches for an error: field `{where}[i].data`."""
-    for index, patch in enumerate(patches):
-        field = f"{where}[{index}].data"
-        pixels = decode_bytes(patch.data, field, "the patch").convert("RGB")
-        at = (patch.rect.x, patch.rect.y)
+    indexed; an RGB copy once a patch's colours do not fit its palette)."""
+    return paint_decoded(canvas, decode_patches(patches, where))
+
+
+def paint_decoded(canvas: Image.Image, patches: Iterable[DecodedPatch]) -> Image.Image:
+    """`paint`, with the patches decoded already."""
+    for pixels, at in patches:
         if not paint_indexed(canvas, pixels, at):
             if canvas.mode != "RGB":
                 canvas = canvas.convert("RGB")

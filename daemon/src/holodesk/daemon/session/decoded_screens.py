@@ -31,10 +31,11 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from PIL import Image
 
+from holodesk.daemon.frame_pixels import DecodedPatch
 from holodesk.daemon.session import packed_screens
 from holodesk.daemon.session.packed_screens import PackedScreen
 
@@ -154,18 +155,47 @@ class DecodedScreens:
         else:
             packed = packed_screens.pack(image)
         with self._lock:
-            if content_key in self._packed:  # kept by another thread meanwhile
-                return
-            self._packed[content_key] = packed
-            self._count_in(packed)
-            if supersedes in self._packed:
-                self._painted_on[content_key] = supersedes
-                self._painted_next[supersedes] = content_key
-                self._retire_older(content_key)
-            while self._packed_bytes > self.max_bytes:
-                self._drop_locked(next(iter(self._packed)))
-            if content_key in self._packed:
+            if self._store_locked(content_key, packed, supersedes):
                 self._hold_hot(content_key, image, unread=True)
+
+    def paint_packed(
+        self, content_key: str, base_key: str, patches: Sequence[DecodedPatch]
+    ) -> bool:
+        """Keep the screen that is `base_key`'s with `patches` painted over it, made
+        from the base's packed bands alone, when the base is no longer held raw
+        (with a hundred sessions stepping, a session's last screen has mostly left
+        the raw tier by its next step: unpacking it whole to paint a line on it was
+        a third of a changed step). False, and nothing kept, when the base is held
+        raw (painting that copy is cheaper, and leaves the new screen raw for the
+        policy) or is not held, or is indexed (see packed_screens.repaint)."""
+        with self._lock:
+            if content_key in self._packed:
+                self._touch(content_key)
+                return True
+            base = self._packed.get(base_key)
+            if base is None or base.mode != "RGB" or base_key in self._hot:
+                return False
+            self.hits += 1
+            self._touch(base_key)
+        packed = packed_screens.repaint(base, patches)
+        with self._lock:
+            self._store_locked(content_key, packed, base_key)
+        return True
+
+    def _store_locked(self, content_key: str, packed: PackedScreen, supersedes: str) -> bool:
+        """Keep the packed screen (False: another thread kept it meanwhile, or the
+        budget at once dropped it again)."""
+        if content_key in self._packed:
+            return False
+        self._packed[content_key] = packed
+        self._count_in(packed)
+        if supersedes in self._packed:
+            self._painted_on[content_key] = supersedes
+            self._painted_next[supersedes] = content_key
+            self._retire_older(content_key)
+        while self._packed_bytes > self.max_bytes:
+            self._drop_locked(next(iter(self._packed)))
+        return content_key in self._packed
 
     def _unpacked(
         self, packed: PackedScreen, near: tuple[Image.Image, PackedScreen] | None

@@ -200,12 +200,22 @@ def rebuild(
     palette: only the patches are mapped (at 1280x800, ~3x less work than
     re-indexing the whole frame every step).
     """
+    patches = frame_pixels.decode_patches(delta.patches, f"{where}.patches")
+    frame = base.painted(delta.frame_id, delta.patches)
+    too_long = _chain_too_long(frame)
+    # A base that left the raw tier is painted band by band in its packed form:
+    # no whole screen is unpacked for a line of new pixels.
+    if (
+        decoded is not None
+        and not too_long
+        and decoded.paint_packed(frame.content_key, base.content_key, patches)
+    ):
+        return frame
     canvas = decoded.copy_of(base.content_key) if decoded is not None else None
     if canvas is None:
         canvas = frame_pixels.canvas(base, f"{where}.base_frame_id")
-    canvas = frame_pixels.paint(canvas, delta.patches, f"{where}.patches")
-    frame = base.painted(delta.frame_id, delta.patches)
-    if _chain_too_long(frame):
+    canvas = frame_pixels.paint_decoded(canvas, patches)
+    if too_long:
         frame = frame_pixels.encoded_as(frame, canvas)
     if decoded is not None:
         rows = ((p.rect.y, p.rect.y + p.rect.height) for p in delta.patches)

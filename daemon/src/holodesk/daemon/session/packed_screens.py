@@ -16,7 +16,7 @@ costs a fraction of a millisecond rather than a whole-screen compression (~4 ms)
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import zstandard
@@ -76,16 +76,36 @@ def repack(
     same = (earlier.mode, earlier.width, earlier.height) == (image.mode, image.width, image.height)
     if not same or _palette(image) != earlier.palette:
         return pack(image)
-    touched: set[int] = set()
-    for top, bottom in rows:
-        first, last = max(0, top) // BAND_ROWS, (min(bottom, image.height) - 1) // BAND_ROWS
-        touched.update(range(first, last + 1))
     bands = list(earlier.bands)
-    for index in sorted(touched):
+    for index in _bands_of(rows, image.height):
         top = index * BAND_ROWS
         band = image.crop((0, top, image.width, min(top + BAND_ROWS, image.height)))
         bands[index] = _compressed(band.tobytes())
     return PackedScreen(image.mode, image.width, image.height, tuple(bands), earlier.palette)
+
+
+def repaint(
+    earlier: PackedScreen, patches: Sequence[tuple[Image.Image, tuple[int, int]]]
+) -> PackedScreen:
+    """`earlier` with the patches (RGB pixels, top-left point) pasted over it in order,
+    never unpacked whole: only the bands the patches touch are unpacked, painted and
+    packed again (~0.5 ms for a typed line, against ~3 ms to unpack a 1080p screen
+    and ~4 ms to pack it). For an RGB screen only: an indexed one may have to turn
+    RGB, band by band it cannot (ValueError)."""
+    if earlier.mode != "RGB":
+        raise ValueError(f"only an RGB screen is painted packed, not {earlier.mode}")
+    touched = _bands_of(((y, y + pixels.height) for pixels, (_, y) in patches), earlier.height)
+    bands = list(earlier.bands)
+    decompress = _decompressor().decompress
+    for index in touched:
+        top = index * BAND_ROWS
+        rows = min(BAND_ROWS, earlier.height - top)
+        band = Image.frombytes("RGB", (earlier.width, rows), decompress(bands[index]))
+        for pixels, (x, y) in patches:
+            if y < top + rows and y + pixels.height > top:
+                band.paste(pixels, (x, y - top))  # PIL clips it to the band
+        bands[index] = _compressed(band.tobytes())
+    return PackedScreen("RGB", earlier.width, earlier.height, tuple(bands))
 
 
 def unpack(packed: PackedScreen) -> Image.Image:
@@ -127,6 +147,15 @@ def unpack_near(packed: PackedScreen, near: Image.Image, near_packed: PackedScre
             band.putpalette(packed.palette, "RGB")
         image.paste(band, (0, top))
     return image
+
+
+def _bands_of(rows: Iterable[tuple[int, int]], height: int) -> list[int]:
+    """The bands that (top, bottom) spans of rows (bottom exclusive) touch, in order."""
+    touched: set[int] = set()
+    for top, bottom in rows:
+        first, last = max(0, top) // BAND_ROWS, (min(bottom, height) - 1) // BAND_ROWS
+        touched.update(range(first, last + 1))
+    return sorted(touched)
 
 
 def _check_mode(image: Image.Image) -> None:
