@@ -4,14 +4,14 @@ On a real headless sway (wlroots: every protocol found, nothing to approve, the
 whole machine check passing through that backend), and on a bare Wayland server
 (libwayland-server through pywayland, advertising wl_shm only: a real compositor
 socket with none of the wlroots protocols), where the route falls to the portal
-(no session bus here) and then uinput, or to XWayland's x11 when DISPLAY is set.
+(no session bus here) and then uinput, XWayland's DISPLAY set or not (x11 would
+reach X11 apps only: it is named as the alternative).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,6 +26,7 @@ from holodesk.platform.select import ENV_VAR
 from holodesk.platform.wayland.uinput import uinput_problems
 from holodesk.platform.wlroots.connection import REQUIRED
 from holodesk.platform.wlroots.route import NOTHING, wayland_route
+from tests.platform.wayland.bare_compositor import bare_compositor as serve_bare_compositor
 from tests.platform.wlroots.gtk_probe import GtkUnavailableError
 from tests.platform.wlroots.gtk_target import start_app
 from tests.platform.wlroots.sway import Sway, SwayUnavailableError
@@ -57,25 +58,8 @@ def sway() -> Iterator[Sway]:
 @pytest.fixture
 def bare_compositor(session: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str]:
     """A Wayland server offering wl_shm and nothing else; its socket's path."""
-    from pywayland.server.display import Display
-
-    display = Display()
-    name = display.add_socket()  # under $XDG_RUNTIME_DIR (tmp_path), as libwayland does
-    display.init_shm()
-    stop = threading.Event()
-
-    def serve() -> None:
-        loop = display.get_event_loop()
-        while not stop.is_set():
-            loop.dispatch(50)
-            display.flush_clients()
-
-    server = threading.Thread(target=serve, daemon=True)
-    server.start()
-    yield str(tmp_path / name)
-    stop.set()
-    server.join(timeout=5)
-    display.destroy()
+    with serve_bare_compositor(tmp_path) as socket:
+        yield socket
 
 
 @pytest.mark.wlroots
@@ -162,18 +146,33 @@ def test_doctor_json_on_a_bare_compositor_fails_with_the_route_and_its_fix(
         assert route["status"] == "ok"
 
 
-def test_with_xwayland_the_route_is_x11_and_says_why(
-    bare_compositor: str, session: pytest.MonkeyPatch
+def test_with_xwayland_the_route_stays_wayland_and_names_the_alternative(
+    bare_compositor: str, session: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """Proves: DISPLAY set beside a compositor without the protocols: the x11
-    backend through XWayland, said to reach X11 apps only."""
+    """Proves: DISPLAY set beside a live compositor without the protocols does not
+    make the route x11 (it would reach X11 apps only): the wayland backend's route
+    (here uinput, no portal), with XWayland said to be unused and how to choose it."""
     session.setenv("WAYLAND_DISPLAY", bare_compositor)
+    session.setenv("DISPLAY", ":77")
+    route = wayland_route(uinput_devnode=str(tmp_path / "uinput"))
+    assert route is not None
+    assert (route.name, route.backend) == ("uinput", "wayland")
+    assert "XWayland at DISPLAY=:77 is not used: x11 input reaches X11 apps only" in route.why
+    assert f"{ENV_VAR}=x11 chooses it" in route.why
+
+
+def test_a_stale_wayland_display_beside_an_x_server_is_x11(
+    session: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Proves: WAYLAND_DISPLAY naming no socket is no Wayland session to drive: x11,
+    and the route says why."""
+    session.setenv("WAYLAND_DISPLAY", str(tmp_path / "wayland-9"))
     session.setenv("DISPLAY", ":77")
     route = wayland_route()
     assert route is not None
     assert (route.name, route.backend, route.usable) == ("x11", "x11", True)
-    assert "DISPLAY=:77 names XWayland" in route.why
-    assert "X11 apps only" in route.why
+    assert f"names no compositor (no Wayland socket at {tmp_path / 'wayland-9'})" in route.why
+    assert "DISPLAY=:77 is the X server" in route.why
 
 
 def test_a_pinned_portal_route_without_a_portal_is_a_failure(
@@ -199,7 +198,7 @@ def test_an_explicit_backend_is_said_to_override_the_choice(
     session.setenv("DISPLAY", ":77")
     finding = check_route("fake", os.environ)
     assert finding is not None
-    assert finding.detail.startswith("--backend chose the fake backend; without it: x11 ")
+    assert finding.detail.startswith("--backend chose the fake backend; without it: uinput ")
 
 
 def test_a_wayland_session_type_without_a_socket_says_so(session: pytest.MonkeyPatch) -> None:

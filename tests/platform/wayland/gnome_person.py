@@ -18,6 +18,7 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -259,6 +260,17 @@ def open_allowed(
     **options: Any,
 ) -> Backend:
     """open_portal_route on `desktop`, with `person` answering the consent dialog meanwhile."""
+    # The portal waits longer than the person does, so a slow dialog fails as the
+    # person's own error (with the screen kept as evidence), not as a consent timeout.
+    return allowing(
+        person,
+        evidence,
+        lambda: open_portal_route(desktop.bus_address, tokens, consent_timeout_s=120, **options),
+    )
+
+
+def allowing(person: GnomePerson, evidence: Path, open_: Callable[[], Backend]) -> Backend:
+    """`open_()`, with `person` allowing the remote desktop dialog it shows meanwhile."""
     failures: list[BaseException] = []
 
     def answer() -> None:
@@ -270,9 +282,7 @@ def open_allowed(
     thread = threading.Thread(target=answer, name="gnome-person")
     thread.start()
     try:
-        # The portal waits longer than the person does, so a slow dialog fails as the
-        # person's own error (with the screen kept as evidence), not as a consent timeout.
-        backend = open_portal_route(desktop.bus_address, tokens, consent_timeout_s=120, **options)
+        backend = open_()
     except BaseException:
         thread.join()
         if failures:

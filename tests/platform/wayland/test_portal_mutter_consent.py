@@ -9,6 +9,7 @@ second session starting with no dialog at all.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,8 @@ import pytest
 
 from holodesk.client.doctor.findings import Status
 from holodesk.client.doctor.route import check_route
+from holodesk.platform.base import Region
+from holodesk.platform.select import default_backend_name, open_backend
 from holodesk.platform.wayland.dbus import PortalBus
 from holodesk.platform.wayland.portal import (
     ConsentNeededError,
@@ -29,7 +32,7 @@ from holodesk.platform.wayland.tokens import REMOTE_DESKTOP, SCREENCAST, TokenSt
 from holodesk.platform.wlroots.route import wayland_route
 from tests.platform.wayland.conftest import start_desktop
 from tests.platform.wayland.desktops import HeadlessDesktop
-from tests.platform.wayland.gnome_person import GnomePerson
+from tests.platform.wayland.gnome_person import GnomePerson, allowing
 
 pytestmark = pytest.mark.portal_desktop
 
@@ -91,6 +94,47 @@ def test_doctor_names_the_portal_route_and_its_dialog_at_every_start(
     assert finding.detail.startswith("portal (the wayland backend): ")
     assert "at every start" in finding.fix
     assert person.find_share_button() is None  # a status check shows no dialog
+
+
+def test_with_xwaylands_display_too_the_choice_is_the_portal_route(
+    desktop: HeadlessDesktop,
+    person: GnomePerson,
+    tokens: TokenStore,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Proves: in mutter's whole session environment, XWayland's DISPLAY included, the
+    backend chosen is wayland (mutter offers none of the wlroots protocols; x11 would
+    reach X11 apps only), the doctor says the portal route and that XWayland is not
+    used, and open_backend() with no name opens that route: the person allows it and
+    the display and a frame come from the session's PipeWire stream."""
+    environ = desktop.environ()
+    assert environ["DISPLAY"] == desktop.x_display
+    assert default_backend_name("linux", environ) == "wayland"
+    route = wayland_route(environ, token_path=tokens.path)
+    assert route is not None
+    assert (route.name, route.backend, route.usable) == ("portal", "wayland", True)
+    assert f"XWayland at DISPLAY={desktop.x_display} is not used" in route.why
+    for name in ("HOLODESK_PLATFORM_BACKEND", "HOLODESK_WAYLAND_INPUT"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    finding = check_route(None, os.environ)
+    assert finding is not None
+    assert finding.detail.startswith("portal (the wayland backend): ")
+    backend = allowing(
+        person,
+        tmp_path / "dialog.png",
+        lambda: open_backend(token_path=tokens.path, consent_timeout_s=120),
+    )
+    try:
+        assert backend.name == "wayland"
+        (display,) = backend.screen.displays()
+        assert display.bounds == Region(0, 0, desktop.width, desktop.height)
+        frame = backend.screen.grab(Region(0, 0, 64, 64))
+        assert frame.size == (64, 64)
+    finally:
+        backend.close()
 
 
 def test_non_interactive_refuses_before_asking(

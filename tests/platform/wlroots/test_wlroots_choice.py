@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
+from holodesk.client.doctor.route import check_route
 from holodesk.platform.base import Region
-from holodesk.platform.select import default_backend_name
+from holodesk.platform.select import ENV_VAR, default_backend_name, open_backend
 from holodesk.platform.wlroots.outputs import POINTER_SUBUNITS, Layout, Output
 from tests.platform.wlroots.sway import Sway
 
@@ -18,8 +21,31 @@ def test_a_sway_session_gets_the_wlroots_backend(sway: Sway) -> None:
     assert default_backend_name("linux", {**sway.environ(), "DISPLAY": sway.x_display}) == "wlroots"
 
 
+@pytest.mark.wlroots
+def test_open_backend_on_sway_beside_an_xvfb_takes_wlroots_and_doctor_says_so(
+    sway: Sway, xvfb: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Proves: with sway's WAYLAND_DISPLAY and an unrelated Xvfb's DISPLAY, open_backend()
+    with no name opens the wlroots backend on sway (its outputs, not the Xvfb's
+    screen), and the doctor's route finding names the same choice."""
+    for name in (ENV_VAR, "HOLODESK_WAYLAND_INPUT", "XDG_SESSION_TYPE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("WAYLAND_DISPLAY", sway.wayland_socket)
+    monkeypatch.setenv("DISPLAY", xvfb)
+    backend = open_backend()
+    try:
+        assert backend.name == "wlroots"
+        assert [d.display_id for d in backend.screen.displays()] == ["HEADLESS-1"]
+    finally:
+        backend.close()
+    finding = check_route(None, os.environ)
+    assert finding is not None
+    assert finding.detail.startswith("wlroots (the wlroots backend): ")
+
+
 def test_a_wayland_session_without_the_protocols_keeps_the_old_choice() -> None:
-    """Proves: a WAYLAND_DISPLAY that names no compositor falls back as before."""
+    """Proves: a WAYLAND_DISPLAY that names no compositor (a stale variable) is no
+    Wayland session: x11 beside an X server, else wayland (its portal needs no socket)."""
     missing = {"WAYLAND_DISPLAY": "/nonexistent/wayland-9"}
     assert default_backend_name("linux", missing) == "wayland"
     assert default_backend_name("linux", {**missing, "DISPLAY": ":0"}) == "x11"

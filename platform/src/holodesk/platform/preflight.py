@@ -52,8 +52,9 @@ def x11_problems(display: str | None, environ: Mapping[str, str]) -> list[Proble
                 "Wayland gives no client X11-style screen capture or input injection",
                 "log into an Xorg session (e.g. 'GNOME on Xorg' on the login screen), "
                 "or use XWayland by setting DISPLAY (e.g. export DISPLAY=:0; reaches X11 "
-                "apps only), or choose the wayland backend (HOLODESK_PLATFORM_BACKEND=wayland: "
-                "the desktop portal's RemoteDesktop on GNOME and KDE, uinput on wlroots)",
+                "apps only), or choose a Wayland backend: HOLODESK_PLATFORM_BACKEND=wlroots "
+                "(sway, Hyprland, river), or HOLODESK_PLATFORM_BACKEND=wayland (the desktop "
+                "portal's RemoteDesktop on GNOME and KDE, else uinput)",
             )
         )
     elif not display:

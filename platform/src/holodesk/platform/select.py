@@ -3,8 +3,8 @@
 Backends are imported lazily by module name, so the interface (`base`) never
 imports an implementation and an OS-only dependency is only needed on its OS. A
 backend's module lives with the rest of its story, in its own folder (`x11/`,
-`vnc/`, `web/`, `windows/`, `macos/`); `backends/` holds the fake one for tests and
-those not yet moved (wayland, wlroots).
+`wayland/`, `wlroots/`, `vnc/`, `web/`, `windows/`, `macos/`); `backends/` holds the
+fake one for tests. Which one a Linux session gets is `wayland.choice`'s rule.
 """
 
 from __future__ import annotations
@@ -15,13 +15,17 @@ import re
 import sys
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from holodesk.platform import preflight
 from holodesk.platform.base import Backend
 from holodesk.platform.errors import BackendUnavailableError
 
+if TYPE_CHECKING:
+    from holodesk.platform.wayland.choice import SessionChoice
+
 ENV_VAR = "HOLODESK_PLATFORM_BACKEND"
+Problem = tuple[str, str]
 # Every backend name, with the module whose `create(**options) -> Backend` opens it.
 BACKEND_MODULES: Mapping[str, str] = MappingProxyType(
     {
@@ -37,29 +41,33 @@ BACKEND_MODULES: Mapping[str, str] = MappingProxyType(
 )
 
 _BY_PLATFORM: dict[str, str] = {"linux": "x11", "darwin": "quartz", "win32": "win32"}
+# Where the desktop session (X11 or Wayland) decides the backend.
+_SESSION_PLATFORMS = ("linux", "freebsd", "openbsd", "netbsd")
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
 def default_backend_name(platform: str, environ: Mapping[str, str] | None = None) -> str | None:
     """The backend for an OS (`sys.platform` spelling), or None.
 
-    On Linux and the BSDs, a Wayland session whose compositor offers the wlroots
-    protocols (sway, Hyprland, river: screencopy, virtual pointer and keyboard) gets
-    the wlroots backend, XWayland or not (x11 would reach X11 apps only); another
-    Wayland session without an X server (WAYLAND_DISPLAY set, DISPLAY not) gets the
-    wayland backend; with XWayland's DISPLAY, x11.
+    On Linux and the BSDs the session decides (`holodesk.platform.wayland.choice`):
+    a Wayland session gets wlroots where its compositor offers the wlroots
+    protocols (sway, Hyprland, river), else wayland (the portal, else uinput),
+    XWayland's DISPLAY or not: x11 would reach X11 apps only. x11 without one.
     """
-    if platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
-        env = environ or {}
-        if env.get("WAYLAND_DISPLAY", "").strip():
-            from holodesk.platform.wlroots.probe import offers_wlroots_protocols
-
-            if offers_wlroots_protocols(env):
-                return "wlroots"
-            if not env.get("DISPLAY", "").strip():
-                return "wayland"
-        return "x11"
+    choice = session_choice(platform, environ or {})
+    if choice is not None:
+        return choice.backend
     return _BY_PLATFORM.get(platform)
+
+
+def session_choice(platform: str, environ: Mapping[str, str]) -> SessionChoice | None:
+    """Why a Linux or BSD session gets its backend (None on other OSes): for errors
+    and `holodesk doctor`, which say the same choice."""
+    if not platform.startswith(_SESSION_PLATFORMS):
+        return None
+    from holodesk.platform.wayland.choice import choose
+
+    return choose(environ)
 
 
 def resolve_backend_name(name: str | None, environ: Mapping[str, str], platform: str) -> str:
@@ -99,9 +107,15 @@ def available_backends() -> list[str]:
 
 
 def open_backend(name: str | None = None, **options: Any) -> Backend:
-    """Open a backend: `name`, else $HOLODESK_PLATFORM_BACKEND, else the OS's own."""
-    chosen = chosen_backend_name(name)
+    """Open a backend: `name`, else $HOLODESK_PLATFORM_BACKEND, else the OS's own.
+
+    When the OS's own is chosen on a Linux session and cannot open, the error lists
+    every route: those passed over on the way, the chosen one's causes, and what
+    else could be chosen, each with its fix (`SessionChoice.explain`).
+    """
     from_env = name is None and bool(os.environ.get(ENV_VAR, "").strip())
+    choice = None if name is not None or from_env else session_choice(sys.platform, os.environ)
+    chosen = choice.backend if choice is not None else chosen_backend_name(name)
     origin = f" (set by {ENV_VAR})" if from_env else ""
     if chosen not in available_backends():
         raise BackendUnavailableError(
@@ -110,8 +124,18 @@ def open_backend(name: str | None = None, **options: Any) -> Backend:
         )
     found = preflight.problems(chosen, options, os.environ)
     if found:
-        raise BackendUnavailableError(found, backend=chosen)
-    return _create(chosen, options)
+        raise BackendUnavailableError(_explained(choice, found), backend=chosen)
+    try:
+        return _create(chosen, options)
+    except BackendUnavailableError as error:
+        every = _explained(choice, error.causes)
+        if every == error.causes:
+            raise
+        raise BackendUnavailableError(every, backend=chosen) from error
+
+
+def _explained(choice: SessionChoice | None, causes: list[Problem]) -> list[Problem]:
+    return causes if choice is None else choice.explain(causes)
 
 
 def _create(name: str, options: Mapping[str, Any]) -> Backend:

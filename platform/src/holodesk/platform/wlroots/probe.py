@@ -22,10 +22,16 @@ PROBE_TIMEOUT_S = 2.0
 
 @dataclass(frozen=True)
 class Globals:
-    """What the compositor advertised (`names`), or why it could not be asked (`error`)."""
+    """What the compositor advertised (`names`), or why it could not be asked (`error`).
+
+    `absent`: no compositor is there at all (WAYLAND_DISPLAY unset, or no socket at
+    the path it names: a stale variable), as opposed to one that was reached but
+    failed or hung; the backend choice treats the first as no Wayland session.
+    """
 
     names: frozenset[str] = frozenset()
     error: str = ""
+    absent: bool = False
 
     @property
     def missing(self) -> list[str]:
@@ -46,10 +52,10 @@ def compositor_globals(environ: Mapping[str, str]) -> Globals:
     """The globals $WAYLAND_DISPLAY's compositor advertises, or why it cannot be asked."""
     target = environ.get("WAYLAND_DISPLAY", "").strip()
     if not target:
-        return Globals(error="WAYLAND_DISPLAY is not set")
+        return Globals(error="WAYLAND_DISPLAY is not set", absent=True)
     path = socket_path(target, environ)
     if not os.path.exists(path):
-        return Globals(error=f"no Wayland socket at {path}")
+        return Globals(error=f"no Wayland socket at {path}", absent=True)
     found: list[Globals] = []
     # A thread, so a compositor that accepts but never answers cannot hang the choice.
     worker = threading.Thread(target=lambda: found.append(_ask(path)), daemon=True)

@@ -1,17 +1,19 @@
 """Which Wayland route holodesk takes in this session, why, and what a person must approve.
 
-For `holodesk doctor`. The routes, in the order the backend choice tries them
-(`holodesk.platform.select`, then `wayland.backend`'s auto input route):
+For `holodesk doctor`. The backend comes from the choice `open_backend` makes
+(`holodesk.platform.wayland.choice`), so the two say the same; then, for the
+wayland backend, the route its auto input takes:
 
 1. wlroots: the compositor offers screencopy, virtual pointer and keyboard, and
    the rest of `connection.REQUIRED`; nothing to approve;
-2. x11 through XWayland, when those are missing and DISPLAY is set: it reaches
-   X11 apps only;
-3. portal: xdg-desktop-portal offers RemoteDesktop (with pointer and keyboard)
+2. portal: xdg-desktop-portal offers RemoteDesktop (with pointer and keyboard)
    and ScreenCast (`portal_route_status`): a dialog asks once and the restore
    token we keep says yes later, or, where the portal keeps no token
    (RemoteDesktop version 1, Debian 12's xdg-desktop-portal 1.16), at every start;
-4. uinput: kernel virtual devices, which need write access to /dev/uinput.
+3. uinput: kernel virtual devices, which need write access to /dev/uinput;
+4. x11 only where there is no Wayland session (WAYLAND_DISPLAY unset or naming
+   no socket): XWayland's DISPLAY inside one reaches X11 apps only, so it is
+   named as the alternative, not taken.
 
 $HOLODESK_WAYLAND_INPUT (portal or uinput) pins the wayland backend's route, as
 it does for the backend. An explicit backend ($HOLODESK_PLATFORM_BACKEND, --backend)
@@ -32,8 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from holodesk.platform.errors import PlatformError
+from holodesk.platform.wayland.choice import BACKEND_ENV, choose
 from holodesk.platform.wayland.session import detect_wayland
-from holodesk.platform.wlroots.connection import NO_DISPLAY_FIX, REQUIRED
+from holodesk.platform.wlroots.connection import NO_DISPLAY_FIX
 
 INPUT_ENV = "HOLODESK_WAYLAND_INPUT"  # as wayland.backend reads it
 NOTHING = "nothing: no root, no /dev/uinput, no dialog (any client may bind these protocols)"
@@ -63,27 +66,20 @@ def wayland_route(
     session = detect_wayland(env)
     if session is None:
         return None
-    if not session.wayland_display and not session.has_xwayland:
-        why = f"{session.describe()}, but WAYLAND_DISPLAY is not set: no compositor to ask"
-        return Route("none", "", why, NO_DISPLAY_FIX, usable=False)
-    from holodesk.platform.wlroots.probe import compositor_globals
-
-    found = compositor_globals(env)
-    if found.offers_route:
-        offered = ", ".join(f"{name} ({REQUIRED[name]})" for name in REQUIRED)
-        why = f"the compositor at {session.wayland_display} offers every protocol it needs: "
-        return Route("wlroots", "wlroots", why + offered, NOTHING)
-    if found.error:
-        lacking = f"the wlroots protocols could not be asked for ({found.error})"
-    else:
-        missing = ", ".join(f"{name} for {REQUIRED[name]}" for name in found.missing)
-        lacking = f"the compositor at {session.wayland_display} lacks {missing}"
+    choice = choose(env)  # the backend choice's own rule, so both say the same
+    if choice.backend == "wlroots":
+        return Route("wlroots", "wlroots", choice.why, NOTHING)
+    if choice.backend == "x11":
+        if not session.has_xwayland:
+            return Route("none", "", choice.why, NO_DISPLAY_FIX, usable=False)
+        why = f"{choice.why}: the x11 backend"
+        return Route("x11", "x11", why, "nothing (the X server admits this user's clients)")
+    lacking = choice.why
     if session.has_xwayland:
-        why = (
-            f"{lacking}, and DISPLAY={session.xwayland_display} names XWayland: the x11 "
-            "backend, which reaches X11 apps only (native Wayland windows get no input)"
+        lacking += (
+            f" (XWayland at DISPLAY={session.xwayland_display} is not used: x11 input "
+            f"reaches X11 apps only; {BACKEND_ENV}=x11 chooses it)"
         )
-        return Route("x11", "x11", why, "nothing (XWayland admits this user's clients)")
     pinned = env.get(INPUT_ENV, "").strip().lower()
     if pinned == "uinput":
         return _uinput(f"{lacking}; {INPUT_ENV}=uinput", uinput_devnode)
