@@ -6,6 +6,10 @@ application) never mix their counts, and nothing lands in prometheus_client's
 process-wide default registry. `--metrics-address HOST:PORT` exposes it over
 HTTP (`MetricsExporter`); without the flag the numbers are kept but not served.
 
+Sessions are counted as one more observer of their event stream
+(session/session_events.py, beside the recorder and the live view: `watch`), so the
+session code never calls into metrics; calls are counted by rpc/metrics_interceptor.py.
+
 Series (all prefixed ``holodesk_``):
 
 - ``sessions{state}``: sessions now, by state (read from the session registry
@@ -55,6 +59,12 @@ from prometheus_client.registry import Collector
 from holodesk.daemon.config import is_loopback, parse_metrics_address
 from holodesk.daemon.policies.base import Decision
 from holodesk.daemon.session.registry import SessionRegistry
+from holodesk.daemon.session.session_events import (
+    ActionsMade,
+    FrameTaken,
+    SessionEvent,
+    StreamOpened,
+)
 from holodesk.daemon.session.sessions import Session
 from holodesk.daemon.session.values import SessionOutcome, SessionState
 
@@ -218,18 +228,32 @@ class DaemonMetrics:
         self._method = BoundedLabel("method")
 
     def watch(self, sessions: SessionRegistry) -> None:
-        """Count `sessions`' states at scrape time and their endings as they leave."""
+        """Count `sessions`' states at scrape time, their events as they happen (one
+        observer of the session event stream, beside the recorder and the live view)
+        and their endings as they leave."""
         if id(sessions) in self._watched:
             return
         self._watched.add(id(sessions))
         self.registry.register(_SessionStates(sessions))
+        sessions.observers.append(self.observe)
         sessions.listeners.append(self._session_left)
+
+    def observe(self, session: Session, event: SessionEvent) -> None:
+        """SessionRegistry observer: what the counts take from a session's events."""
+        if isinstance(event, StreamOpened):
+            self.session_opened(resumed=event.resumed)
+        elif isinstance(event, FrameTaken):
+            self.frame_received("RunSession", event.wire_bytes)
+        elif isinstance(event, ActionsMade):
+            self.step_decided(session.policy_name, event.policy_seconds, event.decision)
+            if event.sent:
+                self.step_sent(session.policy_name, event.step_seconds)
 
     def _session_left(self, session: Session) -> None:
         if session.ended is not None:
             self.sessions_ended.labels(session.ended.outcome.value).inc()
 
-    # Called by the session runner -------------------------------------------------------
+    # Counted from the session events ------------------------------------------------
 
     def session_opened(self, *, resumed: bool) -> None:
         (self.sessions_resumed if resumed else self.sessions_started).inc()

@@ -22,7 +22,8 @@ from holodesk.daemon.principals import Role
 from holodesk.daemon.rpc.auth import current_principal
 from holodesk.daemon.rpc.interceptor import aclose
 from holodesk.daemon.session.registry import SessionRegistry
-from holodesk.daemon.session.session_runner import SessionRunner, SessionSettings
+from holodesk.daemon.session.session_runner import SessionRunner
+from holodesk.daemon.session.settings import SessionSettings
 from holodesk.proto.v1 import agent_pb2, agent_pb2_grpc
 
 

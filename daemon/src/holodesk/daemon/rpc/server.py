@@ -125,7 +125,7 @@ from holodesk.daemon.session.decoded_screens import DecodedScreens
 from holodesk.daemon.session.frame_memory import FrameMemory
 from holodesk.daemon.session.recorder import Recorder
 from holodesk.daemon.session.registry import SessionLimits, SessionRegistry
-from holodesk.daemon.session.session_runner import SessionSettings
+from holodesk.daemon.session.settings import SessionSettings
 from holodesk.daemon.web.app import WebServer, start_web
 from holodesk.proto.v1 import agent_pb2, agent_pb2_grpc, computer_pb2_grpc, control_pb2_grpc
 
@@ -381,7 +381,6 @@ async def serve(
         first_observation_timeout_s=config.first_observation_timeout_s,
         idle_timeout_s=config.idle_timeout_s,
         log_task=config.log_task,
-        metrics=metrics,
         recorder=recorder,
         accept_deltas=config.frame_deltas,
         decoded_screens=DecodedScreens(config.decoded_screen_bytes, config.raw_screen_bytes),

@@ -3,9 +3,10 @@
 A `Session` calls its registry's observers synchronously, on the daemon's event
 loop, at each point of its run: a frame taken, a step decided, results reported,
 its state changed (the session's own events), and the contract messages the runner
-made of a step or read from the client (`Session.publish`: ActionsMade,
-ObservationRead). Two observers listen: the live view (web/hub.py) and the recorder
-(recorder.py), so the runner never asks whether a session is recorded. An observer
+made of a step or read from the client (`Session.publish`: StreamOpened,
+ActionsMade, ObservationRead). Three observers listen: the live view (web/hub.py),
+the recorder (recorder.py) and the metrics (metrics.py), so the runner never asks
+whether a session is recorded and never counts anything itself. An observer
 must return at once and never block or raise: the live view only copies what it
 needs into bounded per-viewer queues and the recorder queues its writes, so a slow
 browser or disk can neither slow a session nor grow the daemon.
@@ -22,10 +23,19 @@ from holodesk.proto.v1 import action_pb2, agent_pb2
 
 
 @dataclass(frozen=True)
+class StreamOpened:
+    """A RunSession stream took the session: a new one, or a detached one resumed."""
+
+    resumed: bool
+
+
+@dataclass(frozen=True)
 class FrameTaken:
-    """The newest screen of the session, as the policy will see it."""
+    """The newest screen of the session, as the policy will see it. `wire_bytes`: what
+    it took on the wire (a delta frame's patches, not the screen rebuilt from them)."""
 
     frame: EncodedFrame
+    wire_bytes: int
 
 
 @dataclass(frozen=True)
@@ -64,6 +74,8 @@ class ActionsMade:
     frames: tuple[EncodedFrame, ...]
     policy_seconds: float
     sent: bool
+    # From the observation's arrival to this message: what the client waits for.
+    step_seconds: float
 
 
 @dataclass(frozen=True)
@@ -75,6 +87,15 @@ class ObservationRead:
     user_reply: str
 
 
+# What the runner tells through `Session.publish` (the others are the Session's own).
+RunnerEvent = StreamOpened | ActionsMade | ObservationRead
+
 SessionEvent = (
-    FrameTaken | StepDecided | ResultsReported | StateChanged | ActionsMade | ObservationRead
+    StreamOpened
+    | FrameTaken
+    | StepDecided
+    | ResultsReported
+    | StateChanged
+    | ActionsMade
+    | ObservationRead
 )

@@ -4,7 +4,7 @@ A `Session` is a small state machine (waiting for the client / thinking / paused
 detached / ended), the step counter and limits, the last K frames kept encoded, the
 action ids whose results are expected next, and the record of what the client
 executed. Everything that happens to it is told to its registry's observers, one
-event stream (session_events.py: the live view and the recorder listen).
+event stream (session_events.py: the live view, the recorder and the metrics listen).
 
 A session outlives its stream: when a RunSession stream drops before the session
 ended, the session is DETACHED for the resume window, and a new stream presenting
@@ -42,10 +42,9 @@ from holodesk.daemon.policies.base import Decision
 from holodesk.daemon.session.decoded_screens import DecodedScreens
 from holodesk.daemon.session.frame_memory import FrameMemory, unique_bytes
 from holodesk.daemon.session.session_events import (
-    ActionsMade,
     FrameTaken,
-    ObservationRead,
     ResultsReported,
+    RunnerEvent,
     SessionEvent,
     StateChanged,
     StepDecided,
@@ -59,7 +58,8 @@ from holodesk.daemon.session.values import (
 from holodesk.daemon.steps import StepContext
 from holodesk.proto.limits import MAX_ACTIONS
 
-# Hears every event of every session (SessionRegistry.observers: the live view, the recorder).
+# Hears every event of every session (SessionRegistry.observers: the live view, the
+# recorder, the metrics).
 SessionObserver = Callable[["Session", SessionEvent], None]
 
 log = logging.getLogger(__name__)
@@ -102,7 +102,7 @@ class Session:
         # Set by a resume that hands the desktop back after a take-over; goes into the
         # next step's prompt (StepContext.operator_note), then is cleared.
         self.operator_note = ""
-        # The registry's observers (the live view): shared, so later ones hear too.
+        # The registry's observers (session_events.py): shared, so later ones hear too.
         self._observers = observers if observers is not None else []
         # Decided (done/fail) but waiting for the results of the step's other actions.
         self.ending: Ending | None = None
@@ -154,9 +154,9 @@ class Session:
         self._thinking = thinking
         self._notify(StateChanged())
 
-    def publish(self, event: ActionsMade | ObservationRead) -> None:
-        """Tell the session's observers what the runner made of a step or read from
-        the client: the same stream as the session's own events."""
+    def publish(self, event: RunnerEvent) -> None:
+        """Tell the session's observers what the runner did with a stream, made of a
+        step or read from the client: the same stream as the session's own events."""
         self._notify(event)
 
     def _notify(self, event: SessionEvent) -> None:
@@ -294,7 +294,11 @@ class Session:
         if results:
             self._notify(ResultsReported(self.step, tuple(results)))
 
-    def accept_frame(self, frame: EncodedFrame, field_name: str) -> None:
+    def accept_frame(
+        self, frame: EncodedFrame, field_name: str, *, wire_bytes: int | None = None
+    ) -> None:
+        """Take the newest screen into the window. `wire_bytes`: what it took on the
+        wire, for the observers (default: its own bytes; a delta's were fewer)."""
         if frame.frame_id in self._frame_ids:
             raise InvalidArgument(
                 f"{field_name}.frame_id", f"frame id {frame.frame_id!r} was already used"
@@ -317,7 +321,7 @@ class Session:
             self._replace_newest = False
         self.frames.append(frame)
         self._undecided_frame = True
-        self._notify(FrameTaken(frame))
+        self._notify(FrameTaken(frame, len(frame.data) if wire_bytes is None else wire_bytes))
 
     def release_frames(self) -> None:
         """Give the frame budget back (the session left the daemon)."""
