@@ -27,7 +27,7 @@ from holodesk.daemon.dialects.hdesktop_plan import plan_lines, split_plan, with_
 from holodesk.daemon.dialects.hdesktop_space import hdesktop_action_space
 from holodesk.daemon.dialects.hdesktop_tools import tool_effect
 from holodesk.daemon.dialects.spec import DialectSpec
-from holodesk.daemon.dialects.tool_dialect import CallEffect, FunctionTool
+from holodesk.daemon.dialects.tool_dialect import CallEffect, FunctionTool, ToolFamily
 from holodesk.daemon.dialects.tool_prompt import RenderedCall
 from holodesk.daemon.engines.base import ToolCall
 from holodesk.daemon.engines.tool_reply import reply_text
@@ -76,20 +76,12 @@ def _write(form: ActionForm, args: Mapping[str, Any], thought: str) -> str:
     return reply_text(thought or f"Next: {form.name}.", [call])
 
 
-def _signature(form: ActionForm) -> str:
-    shown: list[str] = []
-    for f in form.fields:
-        names = ["x", "y"] if f.kind == "point" else [f.name]
-        shown.extend(n if f.required else f"{n}={f.default}" for n in names)
-    return f"- {form.name}({', '.join(shown)}): {form.summary}"
-
-
 def action_space(spec: DialectSpec) -> ActionSpace:
+    """hdesktop_space's (its forms, gaps and signatures), answered as a tool call."""
     space = hdesktop_action_space(spec)
     return replace(
         space,
         write=_write,
-        signature=_signature,
         answer_format=(
             "One native tool call per step (the request's tools; vLLM's tool-call parser "
             "or the server's tool_calls), one of the twelve hdesktop tools; what the model "
@@ -103,23 +95,5 @@ def action_space(spec: DialectSpec) -> ActionSpace:
     )
 
 
-class HDesktopNativeTools:
-    """The family (tool_dialect.ToolFamily) of H Company's desktop tools, native."""
-
-    name = NAME
-
-    def tools(self, spec: DialectSpec) -> tuple[FunctionTool, ...]:
-        return tools(spec)
-
-    def effect(
-        self, name: str, arguments: Mapping[str, Any], spec: DialectSpec, geometry: ImageGeometry
-    ) -> CallEffect:
-        return effect(name, arguments, spec, geometry)
-
-    def call_of(
-        self, actions: Sequence[ActionKind], note: str, geometry: ImageGeometry | None
-    ) -> RenderedCall | None:
-        return call_of(actions, note, geometry)
-
-    def action_space(self, spec: DialectSpec) -> ActionSpace:
-        return action_space(spec)
+# The family (tool_dialect.ToolFamily) of H Company's desktop tools, native.
+FAMILY = ToolFamily(NAME, tools, effect, call_of, action_space)

@@ -26,8 +26,15 @@ from typing import Any
 from holodesk.daemon.actions import ActionKind, ActionStatus, HistoryStep
 from holodesk.daemon.dialects.coords import ImageGeometry
 from holodesk.daemon.dialects.hdesktop_plan import Goal, plan_lines, split_plan
+from holodesk.daemon.dialects.prompt import (
+    merge_text,
+    observation_parts,
+    shown_images,
+    step_geometry,
+    system_text,
+    task_text,
+)
 from holodesk.daemon.dialects.spec import DialectSpec
-from holodesk.daemon.dialects.values import key_names_text
 from holodesk.daemon.engines.base import ChatMessage, ContentPart, ImagePart, TextPart
 from holodesk.daemon.steps import StepContext
 
@@ -51,26 +58,16 @@ def step_messages(
     """`action_list`: the tools, a line each ({action_list}, from the action space)."""
     p = spec.prompts
     current = images[-1]
-    names = key_names_text()
-    system = p.system.format(
-        # Compact: the schema is in every prompt, and spaces are tokens.
-        output_schema=json.dumps(schema, separators=(",", ":")) if schema else "",
-        coordinate_rule=spec.coordinate_rule(current.width, current.height),
-        image_width=current.width,
-        image_height=current.height,
-        action_list=action_list,
-        key_names=names,
-    )
+    system = system_text(spec, current, schema, action_list)
     messages: list[ChatMessage] = []
     if system:
         messages.append(ChatMessage("system", (TextPart(system),)))
-    task = p.task.format(task=context.task, action_list=action_list, key_names=names)
-    messages.append(_user(TextPart(task)))
+    messages.append(_user(TextPart(task_text(spec, context, action_list))))
     first = spec.first_history_step(context.step)
     memory = memory_text(context.history, first)
     if memory:
         messages.append(_user(TextPart(memory)))
-    by_step = _shown(spec, context, images)
+    by_step = shown_images(spec, context, images)
     history = {h.step: h for h in context.history if first <= h.step < context.step}
     for number in sorted((set(history) | set(by_step)) - {context.step}):
         messages.append(_user(*_observation(spec, number, by_step.get(number))))
@@ -90,10 +87,7 @@ def step_messages(
 def step_json(spec: DialectSpec, step: HistoryStep, render: CallRenderer) -> str:
     """An earlier step as the model's parsed answer, compact like pydantic's dump."""
     note, plan = _own_note(step)
-    geometry = None
-    if step.frame_size is not None:
-        geometry = ImageGeometry.for_frame(step.frame_size, spec.resize.rule(), spec.coordinates)
-    call = render([a.kind for a in step.actions], geometry, plan)
+    call = render([a.kind for a in step.actions], step_geometry(spec, step), plan)
     body = {"note": note or None, "thought": step.thought, "tool_call": call}
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
 
@@ -141,36 +135,13 @@ def _own_note(step: HistoryStep) -> tuple[str, tuple[Goal, ...] | None]:
     return (note, plan) if not step.actions else (step.note, None)
 
 
-def _shown(
-    spec: DialectSpec, context: StepContext, images: tuple[ImagePart, ...]
-) -> dict[int, ImagePart]:
-    """The screenshots the layout shows, by step (`images` are the newest frames')."""
-    if len(images) > len(context.frames):
-        raise ValueError(f"{len(images)} images for a window of {len(context.frames)} frames")
-    steps = context.frame_steps()[len(context.frames) - len(images) :]
-    shown = min(len(images), spec.images_shown(context.step))
-    return dict(zip(steps[-shown:], images[-shown:], strict=True))
-
-
 def _observation(spec: DialectSpec, step: int, image: ImagePart | None) -> list[ContentPart]:
-    p = spec.prompts
-    inner: ContentPart = image if image is not None else TextPart(IMAGE_PLACEHOLDER)
-    return [
-        TextPart(p.observation_open.format(step=step)),
-        inner,
-        TextPart(p.observation_close.format(step=step)),
-    ]
+    """A screenshot in its <observation>, or the harness's placeholder once it left."""
+    return observation_parts(
+        spec, step, image if image is not None else TextPart(IMAGE_PLACEHOLDER)
+    )
 
 
 def _user(*parts: ContentPart) -> ChatMessage:
     """A user turn; adjacent text joined, empty text dropped (templates may be empty)."""
-    merged: list[ContentPart] = []
-    for part in parts:
-        if isinstance(part, TextPart):
-            if not part.text:
-                continue
-            if merged and isinstance(merged[-1], TextPart):
-                merged[-1] = TextPart(merged[-1].text + part.text)
-                continue
-        merged.append(part)
-    return ChatMessage("user", tuple(merged))
+    return ChatMessage("user", merge_text(parts))

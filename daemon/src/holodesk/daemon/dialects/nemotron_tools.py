@@ -63,7 +63,7 @@ from holodesk.daemon.dialects.base import DialectParseError
 from holodesk.daemon.dialects.coords import ImageGeometry
 from holodesk.daemon.dialects.hdesktop_schema import key_names
 from holodesk.daemon.dialects.spec import DialectSpec
-from holodesk.daemon.dialects.tool_dialect import CallEffect, FunctionTool
+from holodesk.daemon.dialects.tool_dialect import CallEffect, FunctionTool, ToolFamily
 from holodesk.daemon.dialects.tool_prompt import RenderedCall
 from holodesk.daemon.dialects.values import brief, key_name, number, point_value, text
 from holodesk.daemon.geometry import Point
@@ -535,23 +535,5 @@ def action_space(spec: DialectSpec) -> ActionSpace:
     )
 
 
-class NemotronTools:
-    """The family (tool_dialect.ToolFamily) of NVIDIA's computer-use harness."""
-
-    name = NAME
-
-    def tools(self, spec: DialectSpec) -> tuple[FunctionTool, ...]:
-        return tools(spec)
-
-    def effect(
-        self, name: str, arguments: Mapping[str, Any], spec: DialectSpec, geometry: ImageGeometry
-    ) -> CallEffect:
-        return effect(name, arguments, spec, geometry)
-
-    def call_of(
-        self, actions: Sequence[ActionKind], note: str, geometry: ImageGeometry | None
-    ) -> RenderedCall | None:
-        return call_of(actions, note, geometry)
-
-    def action_space(self, spec: DialectSpec) -> ActionSpace:
-        return action_space(spec)
+# The family (tool_dialect.ToolFamily) of NVIDIA's computer-use harness.
+FAMILY = ToolFamily(NAME, tools, effect, call_of, action_space)

@@ -54,19 +54,8 @@ def step_messages(
     action_list: str = "",
 ) -> tuple[ChatMessage, ...]:
     """`action_list`: the dialect's action space, a line per form ({action_list})."""
-    current = images[-1]
-    p = spec.prompts
-    system = p.system.format(
-        output_schema=json.dumps(schema, separators=(",", ":")) if schema else "",
-        coordinate_rule=spec.coordinate_rule(current.width, current.height),
-        image_width=current.width,
-        image_height=current.height,
-        action_list=action_list,
-        key_names=key_names_text(),
-    )
-    task = TextPart(
-        p.task.format(task=context.task, action_list=action_list, key_names=key_names_text())
-    )
+    system = system_text(spec, images[-1], schema, action_list)
+    task = TextPart(task_text(spec, context, action_list))
     messages: list[ChatMessage] = []
     if system:
         messages.append(ChatMessage("system", (TextPart(system),)))
@@ -77,6 +66,81 @@ def step_messages(
     else:
         messages.append(ChatMessage("user", _single_turn(spec, context, images, render, task)))
     return tuple(messages)
+
+
+# The pieces every conversation layout shares (this module's, hdesktop_prompt's and
+# tool_prompt's): one place for each, so the layouts cannot drift apart in them.
+
+
+def system_text(
+    spec: DialectSpec, current: ImagePart, schema: dict[str, Any] | None, action_list: str
+) -> str:
+    """The spec's system template filled in for the screen now ("" for none)."""
+    return spec.prompts.system.format(
+        # Compact: the schema is in every prompt, and spaces are tokens.
+        output_schema=json.dumps(schema, separators=(",", ":")) if schema else "",
+        coordinate_rule=spec.coordinate_rule(current.width, current.height),
+        image_width=current.width,
+        image_height=current.height,
+        action_list=action_list,
+        key_names=key_names_text(),
+    )
+
+
+def task_text(spec: DialectSpec, context: StepContext, action_list: str) -> str:
+    return spec.prompts.task.format(
+        task=context.task, action_list=action_list, key_names=key_names_text()
+    )
+
+
+def image_steps(context: StepContext, images: tuple[ImagePart, ...]) -> tuple[int, ...]:
+    """The step of each image: they are the newest frames' (all of the window, or only
+    those the layout shows, when the policy makes no others)."""
+    if len(images) > len(context.frames):
+        raise ValueError(f"{len(images)} images for a window of {len(context.frames)} frames")
+    return context.frame_steps()[len(context.frames) - len(images) :]
+
+
+def shown_images(
+    spec: DialectSpec, context: StepContext, images: tuple[ImagePart, ...]
+) -> dict[int, ImagePart]:
+    """The screenshots the append layout shows, by step (`images` are the newest
+    frames'): they leave in blocks (DialectSpec.images_shown)."""
+    steps = image_steps(context, images)
+    shown = min(len(images), spec.images_shown(context.step))
+    return dict(zip(steps[-shown:], images[-shown:], strict=True))
+
+
+def step_geometry(spec: DialectSpec, step: HistoryStep) -> ImageGeometry | None:
+    """The model image an earlier step was decided on, to write its actions back in
+    the model's coordinates (None: the step kept no frame size)."""
+    if step.frame_size is None:
+        return None
+    return ImageGeometry.for_frame(step.frame_size, spec.resize.rule(), spec.coordinates)
+
+
+def observation_parts(spec: DialectSpec, step: int, inner: ContentPart) -> list[ContentPart]:
+    """A screenshot (or what stands for one) between the spec's observation tags."""
+    p = spec.prompts
+    return [
+        TextPart(p.observation_open.format(step=step)),
+        inner,
+        TextPart(p.observation_close.format(step=step)),
+    ]
+
+
+def merge_text(parts: Sequence[ContentPart]) -> tuple[ContentPart, ...]:
+    """Adjacent text parts joined; empty ones dropped (templates may be empty)."""
+    merged: list[ContentPart] = []
+    for part in parts:
+        if isinstance(part, TextPart):
+            if not part.text:
+                continue
+            if merged and isinstance(merged[-1], TextPart):
+                merged[-1] = TextPart(merged[-1].text + part.text)
+                continue
+        merged.append(part)
+    return tuple(merged)
 
 
 def _shown(spec: DialectSpec, context: StepContext) -> tuple[HistoryStep, ...]:
@@ -99,10 +163,10 @@ def _single_turn(
         parts.extend(
             TextPart(p.history_step.format(**_step_fields(spec, step, render))) for step in shown
         )
-    for step, image in zip(_image_steps(context, images), images, strict=True):
-        parts.extend(_observation(spec, step, image))
+    for step, image in zip(image_steps(context, images), images, strict=True):
+        parts.extend(observation_parts(spec, step, image))
     parts.extend(_closing(spec, context))
-    return _merge_text(parts)
+    return merge_text(parts)
 
 
 def _turns(
@@ -115,23 +179,23 @@ def _turns(
     """The task, then earlier steps as the model's own turns, each after its
     screenshot while that is still in the window; the screen now last."""
     p = spec.prompts
-    steps = _image_steps(context, images)
+    steps = image_steps(context, images)
     by_step = dict(zip(steps, images, strict=True))
     history = {h.step: h for h in _shown(spec, context)}
     earlier = sorted((set(history) | set(steps[:-1])) - {context.step})
-    turns = [ChatMessage("user", _merge_text([task]))]
+    turns = [ChatMessage("user", merge_text([task]))]
     if history and p.history_header:
         turns.append(ChatMessage("user", (TextPart(p.history_header),)))
     for number in earlier:
         image = by_step.get(number)
         if image is not None:
-            turns.append(ChatMessage("user", _merge_text(_observation(spec, number, image))))
+            turns.append(ChatMessage("user", merge_text(observation_parts(spec, number, image))))
         step = history.get(number)
         if step is not None:
             text = p.assistant_step.format(**_step_fields(spec, step, render))
             turns.append(ChatMessage("assistant", (TextPart(text),)))
-    now = [*_observation(spec, context.step, images[-1]), *_closing(spec, context)]
-    turns.append(ChatMessage("user", _merge_text(now)))
+    now = [*observation_parts(spec, context.step, images[-1]), *_closing(spec, context)]
+    turns.append(ChatMessage("user", merge_text(now)))
     return turns
 
 
@@ -148,54 +212,35 @@ def _appended(
 
     `images` are the newest frames' (all of context.frames, or only the shown ones)."""
     p = spec.prompts
-    steps = _image_steps(context, images)
-    shown = min(len(images), spec.images_shown(context.step))
-    by_step = dict(zip(steps[-shown:], images[-shown:], strict=True))
+    by_step = shown_images(spec, context, images)
     first = spec.first_history_step(context.step)
     history = {h.step: h for h in context.history if first <= h.step < context.step}
     earlier = sorted((set(history) | set(by_step)) - {context.step})
-    now = [*_observation(spec, context.step, images[-1]), *_closing(spec, context)]
+    now = [*observation_parts(spec, context.step, images[-1]), *_closing(spec, context)]
     if spec.history_style == "text":
         parts: list[ContentPart] = [task]
         if earlier:
             parts.append(TextPart(p.history_header))
         for number in earlier:
             if number in by_step:
-                parts.extend(_observation(spec, number, by_step[number]))
+                parts.extend(observation_parts(spec, number, by_step[number]))
             if number in history:
                 fields = _step_fields(spec, history[number], render)
                 parts.append(TextPart(p.history_step.format(**fields)))
-        return [ChatMessage("user", _merge_text([*parts, *now]))]
-    turns = [ChatMessage("user", _merge_text([task]))]
+        return [ChatMessage("user", merge_text([*parts, *now]))]
+    turns = [ChatMessage("user", merge_text([task]))]
     if earlier and p.history_header:
         turns.append(ChatMessage("user", (TextPart(p.history_header),)))
     for number in earlier:
         if number in by_step:
             turns.append(
-                ChatMessage("user", _merge_text(_observation(spec, number, by_step[number])))
+                ChatMessage("user", merge_text(observation_parts(spec, number, by_step[number])))
             )
         if number in history:
             text = p.assistant_step.format(**_step_fields(spec, history[number], render))
             turns.append(ChatMessage("assistant", (TextPart(text),)))
-    turns.append(ChatMessage("user", _merge_text(now)))
+    turns.append(ChatMessage("user", merge_text(now)))
     return turns
-
-
-def _image_steps(context: StepContext, images: tuple[ImagePart, ...]) -> tuple[int, ...]:
-    """The step of each image: they are the newest frames' (all of the window, or only
-    those the layout shows, when the policy makes no others)."""
-    if len(images) > len(context.frames):
-        raise ValueError(f"{len(images)} images for a window of {len(context.frames)} frames")
-    return context.frame_steps()[len(context.frames) - len(images) :]
-
-
-def _observation(spec: DialectSpec, step: int, image: ImagePart) -> list[ContentPart]:
-    p = spec.prompts
-    return [
-        TextPart(p.observation_open.format(step=step)),
-        image,
-        TextPart(p.observation_close.format(step=step)),
-    ]
 
 
 def _closing(spec: DialectSpec, context: StepContext) -> list[ContentPart]:
@@ -235,10 +280,7 @@ def locate_messages(
 
 
 def _step_fields(spec: DialectSpec, step: HistoryStep, render: ActionRenderer) -> dict[str, Any]:
-    geometry = None
-    if step.frame_size is not None:
-        geometry = ImageGeometry.for_frame(step.frame_size, spec.resize.rule(), spec.coordinates)
-    actions = render([a.kind for a in step.actions], geometry) or "no action"
+    actions = render([a.kind for a in step.actions], step_geometry(spec, step)) or "no action"
     if step.results:
         results = "; ".join(
             r.status.value + (f" ({r.error})" if r.error else "") for r in step.results
@@ -252,17 +294,3 @@ def _step_fields(spec: DialectSpec, step: HistoryStep, render: ActionRenderer) -
         "actions": actions,
         "results": results,
     }
-
-
-def _merge_text(parts: list[ContentPart]) -> tuple[ContentPart, ...]:
-    """Adjacent text parts joined; empty ones dropped (templates may be empty)."""
-    merged: list[ContentPart] = []
-    for part in parts:
-        if isinstance(part, TextPart):
-            if not part.text:
-                continue
-            if merged and isinstance(merged[-1], TextPart):
-                merged[-1] = TextPart(merged[-1].text + part.text)
-                continue
-        merged.append(part)
-    return tuple(merged)

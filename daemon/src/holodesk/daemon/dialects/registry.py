@@ -29,13 +29,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from holodesk.daemon.dialects import hdesktop_native, nemotron_tools
 from holodesk.daemon.dialects.base import OutputParser
 from holodesk.daemon.dialects.dialect import Dialect
 from holodesk.daemon.dialects.hdesktop import HDESKTOP, HDesktopDialect, HDesktopParser
-from holodesk.daemon.dialects.hdesktop_native import HDesktopNativeTools
 from holodesk.daemon.dialects.holo import HOLO, HOLO_1_5
 from holodesk.daemon.dialects.holotron import HOLOTRON
-from holodesk.daemon.dialects.nemotron_tools import NemotronTools
 from holodesk.daemon.dialects.parsers import TEMPLATE_PARSERS, DialectConfigError, get_parser
 from holodesk.daemon.dialects.spec import DialectSpec
 from holodesk.daemon.dialects.tool_dialect import ToolCallParser, ToolDialect
@@ -59,7 +58,7 @@ _BUILTIN: Mapping[str, DialectSpec] = MappingProxyType(
         )
     }
 )
-_TOOL_PARSERS = (ToolCallParser(NemotronTools()), ToolCallParser(HDesktopNativeTools()))
+_TOOL_PARSERS = (ToolCallParser(nemotron_tools.FAMILY), ToolCallParser(hdesktop_native.FAMILY))
 # Every output parser a dialect may name: the template dialects' and those built in code.
 PARSERS: Mapping[str, OutputParser] = MappingProxyType(
     {

@@ -22,9 +22,9 @@ from, for the history). The rest is shared:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from holodesk.daemon.actions import ActionKind, Click, Move, describe
 from holodesk.daemon.dialects import tool_prompt
@@ -40,7 +40,7 @@ from holodesk.daemon.dialects.dialect import Dialect
 from holodesk.daemon.dialects.jsontext import extract_object
 from holodesk.daemon.dialects.parsers import get_parser
 from holodesk.daemon.dialects.spec import DialectSpec
-from holodesk.daemon.dialects.tool_prompt import RenderedCall
+from holodesk.daemon.dialects.tool_prompt import CallRenderer, RenderedCall
 from holodesk.daemon.dialects.values import brief, point_value
 from holodesk.daemon.engines.base import ChatMessage, ImagePart, TextPart, ToolCall, ToolUse
 from holodesk.daemon.engines.tool_reply import read_reply
@@ -80,27 +80,22 @@ class CallEffect:
     note: str = ""
 
 
-class ToolFamily(Protocol):
-    """One format's tools, as data, and their meaning."""
+@dataclass(frozen=True)
+class ToolFamily:
+    """One format's tools, as data, and their meaning: four functions of the module
+    that defines the format (nemotron_tools.py, hdesktop_native.py), held as one value,
+    so a new format is a module and a `ToolFamily(...)`, never another class."""
 
     # The parser's registry name; also the dialect's default name.
     name: str
-
-    def tools(self, spec: DialectSpec) -> tuple[FunctionTool, ...]: ...
-
-    def effect(
-        self, name: str, arguments: Mapping[str, Any], spec: DialectSpec, geometry: ImageGeometry
-    ) -> CallEffect:
-        """The call's actions; DialectParseError for arguments the tool refuses."""
-        ...
-
-    def call_of(
-        self, actions: Sequence[ActionKind], note: str, geometry: ImageGeometry | None
-    ) -> RenderedCall | None:
-        """The call that parses to `actions` (None: no tool of the format does)."""
-        ...
-
-    def action_space(self, spec: DialectSpec) -> ActionSpace: ...
+    # The function tools a request offers.
+    tools: Callable[[DialectSpec], tuple[FunctionTool, ...]]
+    # (tool name, its arguments, spec, geometry) -> the call's actions;
+    # DialectParseError for arguments the tool refuses.
+    effect: Callable[[str, Mapping[str, Any], DialectSpec, ImageGeometry], CallEffect]
+    # (actions, note, geometry) -> the call that parses to them (None: no tool does).
+    call_of: CallRenderer
+    action_space: Callable[[DialectSpec], ActionSpace]
 
 
 class ToolCallParser:

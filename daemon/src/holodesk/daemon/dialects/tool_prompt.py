@@ -27,8 +27,8 @@ from typing import Any, Literal
 
 from holodesk.daemon.actions import ActionKind, ActionStatus, HistoryStep, describe
 from holodesk.daemon.dialects.coords import ImageGeometry
+from holodesk.daemon.dialects.prompt import shown_images, step_geometry, system_text, task_text
 from holodesk.daemon.dialects.spec import DialectSpec
-from holodesk.daemon.dialects.values import key_names_text
 from holodesk.daemon.engines.base import ChatMessage, ContentPart, ImagePart, TextPart, ToolCall
 from holodesk.daemon.steps import StepContext
 
@@ -54,25 +54,15 @@ def step_messages(
     render: CallRenderer,
     action_list: str,
 ) -> tuple[ChatMessage, ...]:
-    p = spec.prompts
     current = images[-1]
-    names = key_names_text()
-    system = p.system.format(
-        output_schema="",
-        coordinate_rule=spec.coordinate_rule(current.width, current.height),
-        image_width=current.width,
-        image_height=current.height,
-        action_list=action_list,
-        key_names=names,
-    )
+    # No schema: the tools are the constraint.
+    system = system_text(spec, current, None, action_list)
     messages: list[ChatMessage] = []
     if system:
         messages.append(_text("system", system))
-    messages.append(
-        _text("user", p.task.format(task=context.task, action_list=action_list, key_names=names))
-    )
+    messages.append(_text("user", task_text(spec, context, action_list)))
     first = spec.first_history_step(context.step)
-    by_step = _shown(spec, context, images)
+    by_step = shown_images(spec, context, images)
     history = {h.step: h for h in context.history if first <= h.step < context.step}
     for number in sorted((set(history) | set(by_step)) - {context.step}):
         if number in by_step:
@@ -88,12 +78,9 @@ def step_messages(
 
 def step_turns(spec: DialectSpec, step: HistoryStep, render: CallRenderer) -> list[ChatMessage]:
     """An earlier step: the model's turn with its call, then the call's result."""
-    geometry = None
-    if step.frame_size is not None:
-        geometry = ImageGeometry.for_frame(step.frame_size, spec.resize.rule(), spec.coordinates)
     kinds = [a.kind for a in step.actions]
     said = step.thought + (f"\nNote: {step.note}" if step.note else "")
-    call = render(kinds, step.note, geometry)
+    call = render(kinds, step.note, step_geometry(spec, step))
     if call is None:  # actions no tool stands for (another policy's): said plainly
         done = "; ".join(describe(k) for k in kinds) or "nothing"
         return [_text("assistant", f"{said}\n(did: {done})".strip())]
@@ -115,17 +102,6 @@ def result_text(step: HistoryStep, call: RenderedCall) -> str:
     return "error: " + "; ".join(
         r.status.value + (f": {r.error}" if r.error else "") for r in failed
     )
-
-
-def _shown(
-    spec: DialectSpec, context: StepContext, images: tuple[ImagePart, ...]
-) -> dict[int, ImagePart]:
-    """The screenshots the layout shows, by step (`images` are the newest frames')."""
-    if len(images) > len(context.frames):
-        raise ValueError(f"{len(images)} images for a window of {len(context.frames)} frames")
-    steps = context.frame_steps()[len(context.frames) - len(images) :]
-    shown = min(len(images), spec.images_shown(context.step))
-    return dict(zip(steps[-shown:], images[-shown:], strict=True))
 
 
 def _observation(
