@@ -32,13 +32,13 @@ from holodesk.daemon.policies.base import Location
 from holodesk.daemon.session.frame_deltas import FrameDelta
 from holodesk.daemon.session.sessions import Session
 from holodesk.daemon.session.values import (
-    ClientInfo,
     Display,
     Ending,
     SessionOutcome,
     SessionRequest,
     SessionState,
 )
+from holodesk.data.format import ClientInfo
 from holodesk.proto import limits
 from holodesk.proto.limits import clip
 from holodesk.proto.v1 import (
@@ -237,13 +237,7 @@ def session_request_from_pb(start: agent_pb2.SessionStart, field: str = "start")
         raise InvalidArgument(f"{field}.displays", "display ids must be unique")
     return SessionRequest(
         task=start.task,
-        client=ClientInfo(
-            os=start.client.os,
-            os_version=start.client.os_version,
-            hostname=start.client.hostname,
-            client_version=start.client.client_version,
-            backend=start.client.backend,
-        ),
+        client=client_info_from_pb(start.client),
         displays=displays,
         encodings=tuple(
             encoding_from_pb(e, f"{field}.encodings[{i}]") for i, e in enumerate(start.encodings)
@@ -256,6 +250,18 @@ def session_request_from_pb(start: agent_pb2.SessionStart, field: str = "start")
             if start.HasField("sampling")
             else None
         ),
+    )
+
+
+def client_info_from_pb(client: agent_pb2.ClientInfo) -> ClientInfo:
+    """The one place the daemon builds a ClientInfo: the session keeps it, and its
+    recording's manifest takes it as it is (recorder.py)."""
+    return ClientInfo(
+        os=client.os,
+        os_version=client.os_version,
+        hostname=client.hostname,
+        client_version=client.client_version,
+        backend=client.backend,
     )
 
 

@@ -47,7 +47,7 @@ from holodesk.daemon.session.session_events import (
     SessionEvent,
 )
 from holodesk.daemon.session.sessions import Session
-from holodesk.data.format import ClientInfo, Manifest, RecordingError, make_recording_id
+from holodesk.data.format import Manifest, RecordingError, make_recording_id
 from holodesk.data.writer import RecordingWriter, prepare_root
 from holodesk.proto.v1 import action_pb2, agent_pb2
 
@@ -147,7 +147,6 @@ class Recorder:
         created fails the session (FAILED_PRECONDITION); by default it is only logged."""
         if not self.wants(start.recording) or session.session_id in self._live:
             return
-        client = session.request.client
         manifest = Manifest(
             recording_id=make_recording_id(session.session_id, session.started_at),
             session_id=session.session_id,
@@ -156,13 +155,8 @@ class Recorder:
             dialect=_text_attribute(getattr(policy, "dialect", None), "name"),
             model=_text_attribute(getattr(policy, "engine", None), "model"),
             principal=session.principal,
-            client=ClientInfo(
-                os=client.os,
-                os_version=client.os_version,
-                hostname=client.hostname,
-                client_version=client.client_version,
-                backend=client.backend,
-            ),
+            # A copy: the manifest is the writer's to change, the session's is not.
+            client=session.request.client.model_copy(),
             displays=[to_dict(display) for display in start.displays],
             frame_spec=to_dict(convert.frame_spec_to_pb(spec)),
             sampling=to_dict(start.sampling) if start.HasField("sampling") else None,

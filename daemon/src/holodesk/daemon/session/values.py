@@ -8,11 +8,12 @@ and the live view can read them without the session's machinery.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from holodesk.daemon.frames import ImageEncoding
 from holodesk.daemon.generation import SessionSampling
 from holodesk.daemon.geometry import Rect, Size
+from holodesk.data.format import ClientInfo
 
 
 class SessionState(enum.Enum):
@@ -34,15 +35,6 @@ class SessionOutcome(enum.Enum):
 
 
 @dataclass(frozen=True)
-class ClientInfo:
-    os: str = ""
-    os_version: str = ""
-    hostname: str = ""
-    client_version: str = ""
-    backend: str = ""
-
-
-@dataclass(frozen=True)
 class Display:
     display_id: str
     bounds: Rect
@@ -56,7 +48,9 @@ class SessionRequest:
     """What the client asked for in SessionStart."""
 
     task: str
-    client: ClientInfo = ClientInfo()
+    # What the client says of itself: the recording's own model (data/format.py), so a
+    # recording keeps it as the session got it; built once, by convert.client_info_from_pb.
+    client: ClientInfo = field(default_factory=ClientInfo)
     displays: tuple[Display, ...] = ()
     encodings: tuple[ImageEncoding, ...] = ()
     max_steps: int = 0
