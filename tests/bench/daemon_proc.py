@@ -38,6 +38,7 @@ from typing import Any
 
 import grpc
 
+from holodesk.daemon import gc_policy
 from holodesk.daemon.actions import Click
 from holodesk.daemon.config import ServerConfig
 from holodesk.daemon.dialects import get_dialect
@@ -236,6 +237,7 @@ async def _serve(args: argparse.Namespace) -> None:
     )
     async with serve(config, policies=[policy]) as running:
         await running.policies_started
+        gc_policy.settle_for_serving()  # as holodeskd does (cli.run)
         print(f"{READY_PREFIX}{running.address}", flush=True)
         await stop.wait()
 

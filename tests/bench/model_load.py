@@ -753,6 +753,23 @@ LABELS = {
 }
 
 
+# Screens an engine's processor cache keeps per session: a deployment sizes vLLM's
+# mm_processor_cache_gb for its sessions' windows (holotron's: 3 screens, and the one
+# the next step adds), ~14-16 MiB a processed 1080p screen: ~5.5 GiB per hundred
+# sessions, a little over vLLM's default 4 GiB (~256 screens).
+ENGINE_CACHE_ITEMS_PER_SESSION = 4
+# vLLM's default, untouched (`--processor-cache-items 256`).
+VLLM_DEFAULT_CACHE_ITEMS = 256
+
+
+def engine_cache_items(sessions: int) -> int:
+    """Screens the emulated engine keeps processed for `sessions`: a cache sized for
+    them, never below vLLM's default. With vLLM's default kept at a hundred sessions
+    and more, their windows thrash its LRU cache: every window screen is then
+    processed again at every step, and the daemon unpacks each for it."""
+    return max(VLLM_DEFAULT_CACHE_ITEMS, ENGINE_CACHE_ITEMS_PER_SESSION * sessions)
+
+
 async def model_shaped_levels(
     kit: ScreenKit,
     levels: Sequence[int],
@@ -765,7 +782,7 @@ async def model_shaped_levels(
     cpus: Sequence[int] | None = None,
     limit_s: float = 900.0,
     decoded_screens_mb: int | None = None,
-    processor_cache_items: int = 256,
+    processor_cache_items: int | None = None,
 ) -> dict[int, dict[str, LevelResult]]:
     """Each level against a fresh daemon with the ModelPolicy and a fresh one with the
     instant policy (the plumbing-only baseline: same frames, same delta rebuilds, no
@@ -775,6 +792,8 @@ async def model_shaped_levels(
 
     results: dict[int, dict[str, LevelResult]] = {}
     for sessions in levels:
+        cache_items = processor_cache_items or engine_cache_items(sessions)
+        print(f"   {sessions} sessions: the engine keeps {cache_items} screens", flush=True)
         for policy in (BASELINE, MODEL):
             with server_process(
                 "holodesk",
@@ -783,7 +802,7 @@ async def model_shaped_levels(
                 max_sessions=sessions + 16,
                 cpus=cpus,
                 decoded_screens_mb=decoded_screens_mb,
-                processor_cache_items=processor_cache_items,
+                processor_cache_items=cache_items,
             ) as server:
                 level = await run_level(
                     policy,
@@ -867,7 +886,8 @@ def add_model_shaped_args(parser: Any) -> None:
     parser.add_argument(
         "--processor-cache-items",
         type=int,
-        default=256,
-        help="screens the engine keeps processed (default 256: about vLLM's default "
-        "mm_processor_cache_gb for 1080p screens); a fleet's windows need sessions x 4",
+        help="screens the engine keeps processed, at every level (default: "
+        f"{ENGINE_CACHE_ITEMS_PER_SESSION} per session, at least "
+        f"{VLLM_DEFAULT_CACHE_ITEMS}: see engine_cache_items; "
+        f"{VLLM_DEFAULT_CACHE_ITEMS} is vLLM's default mm_processor_cache_gb)",
     )

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
 
-from holodesk.daemon import config_file, logs
+from holodesk.daemon import config_file, gc_policy, logs
 from holodesk.daemon.config import DEFAULT_LISTEN, FAIR_SHARE_DIVISOR, MIB, ServerConfig
 from holodesk.daemon.dialects import DialectConfigError, dialect_names
 from holodesk.daemon.policies.registry import PolicyConfigError, policy_entries
@@ -360,9 +360,13 @@ async def run(config: ServerConfig) -> int:
             print(f"holodeskd live view on {running.web.url}", flush=True)
         stopping = asyncio.create_task(stop.wait())
         await asyncio.wait({stopping, running.policies_started}, return_when="FIRST_COMPLETED")
-        if running.policies_started.done() and running.policies_started.exception():
-            stopping.cancel()
-            return 1  # logged by serve(); health never went SERVING
+        if running.policies_started.done():
+            if running.policies_started.exception():
+                stopping.cancel()
+                return 1  # logged by serve(); health never went SERVING
+            # This process is the daemon's own (a library caller of serve() keeps
+            # its collector as it likes it).
+            gc_policy.settle_for_serving()
         await stopping
         log.info("signal received")
     return 0
