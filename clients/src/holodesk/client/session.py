@@ -5,7 +5,10 @@
 Every call into the platform backend runs on one thread of the session, in order
 (backend_thread.py). What the session tells others goes through one door each:
 its steps to StepLog (outcome.py: on_step, then the outcome's history), the wire
-messages to its recording's tape (recording.py), notices to on_notice.
+messages to its recording's tape (recording.py), notices to on_notice. What outlives
+any one stream (the session id and resume token, the stream now open, what a drop
+means, the backoff, telling the daemon it stops) is its DaemonLink's (link.py), so
+this module is the conversation loop and how a session stops.
 
 The client acts only while its stream is alive. When the stream drops, the
 running action completes, nothing more starts, held input is released, and the
@@ -34,32 +37,18 @@ from holodesk.client import convert
 from holodesk.client.backend_thread import BackendThread
 from holodesk.client.capture import CaptureError, FrameCapturer
 from holodesk.client.channel import ChannelSettings
-from holodesk.client.events import (
-    Ended,
-    LinkLost,
-    Notice,
-    Outcome,
-    Reconnecting,
-    Resumed,
-    SafetyNotice,
-    Started,
-)
+from holodesk.client.events import Ended, Notice, Outcome, Resumed, SafetyNotice, Started
 from holodesk.client.executor import ActionExecutor, BatchReport
 from holodesk.client.frames import SentFrame
 from holodesk.client.generation import Sampling
 from holodesk.client.halt import Halt, HaltReason, HaltState
+from holodesk.client.link import DaemonLink
 from holodesk.client.outcome import SessionOutcome, StepLog, StepRecord
 from holodesk.client.pause import PauseGate
 from holodesk.client.prompt import NoUserError, in_daemon_thread, prompt_user
-from holodesk.client.reconnect import ReconnectPolicy, is_resumable
+from holodesk.client.reconnect import ReconnectPolicy
 from holodesk.client.recording import ClientRecorder, NoRecording, SessionTape
-from holodesk.client.resume import (
-    Connector,
-    Recovery,
-    describe,
-    status_name,
-    stream_error_reason,
-)
+from holodesk.client.resume import Connector, status_name
 from holodesk.client.safety import SafetyGuard, SafetySettings
 from holodesk.client.stream import ProtocolError, SessionStream
 from holodesk.platform.base import Backend
@@ -130,14 +119,10 @@ class _Session:
             ClientRecorder(options.record_dir) if options.record_dir else NoRecording()
         )
         self._steps = StepLog(keep_frames=options.keep_frames, on_step=options.on_step)
-        self._recovery = Recovery(options.reconnect)
         self._halt = Halt()
+        self._link = DaemonLink(connector, self._halt, options.reconnect, self._notify)
         self._executor = ActionExecutor(backend, guard=SafetyGuard(options.safety, backend))
         self._thread = BackendThread(options.cancel_grace_s)
-        self._session_id = ""
-        self._resume_token = ""
-        self._resuming = False
-        self._stream: SessionStream | None = None
         self._main: asyncio.Task[SessionOutcome] | None = None
         self._release_error = ""
         # Replies to ask_user actions, by action id, in case a resume must repeat one.
@@ -166,7 +151,7 @@ class _Session:
             self._halt.trigger(HaltReason.USER, "the session ended")
             await self._thread.settle()
             await self._release()
-            await self._close_stream()
+            await self._link.close()
             self._thread.shutdown()
             await self._connector.close()
             if hotkey is not None:
@@ -211,78 +196,41 @@ class _Session:
         if self._main is not None and not self._main.done():
             self._main.cancel()
 
-    # -- streams and resuming -------------------------------------------------------------
+    # -- resuming: the link decides when, this loop starts each conversation -------------
 
     async def _run_main(self) -> SessionOutcome:
         while True:
             try:
                 ended = await self._converse()
             except grpc.aio.AioRpcError as error:
-                if not (self._resume_token and is_resumable(error, self._resuming)):
-                    return self._rpc_error(error)
-                gave_up = await self._wait_to_resume(error)
+                if not self._link.may_resume(error):
+                    reason = self._link.error_reason(error)
+                    return self._outcome(Outcome.ERROR, reason, status_name(error, "UNKNOWN"))
+                gave_up = await self._link.back_off(error, self._stop_acting)
                 if gave_up is not None:
-                    return gave_up
+                    return self._outcome(Outcome.ERROR, gave_up, status_name(error))
                 continue
             except (ProtocolError, convert.ConversionError, CaptureError, PlatformError) as error:
-                await self._abandon(str(error))
-                return self._outcome(Outcome.ERROR, reason=str(error))
+                await self._link.abandon(str(error))
+                return self._outcome(Outcome.ERROR, str(error))
             if ended.generation is not None:
                 # The last step ran nothing (done or fail only), yet its generation counts.
                 final = a.ActionBatch(ended.steps, (), generation=ended.generation)
                 self._steps.add(final, (), self._last_frame)
-            return self._outcome(ended.outcome, ended.answer, ended.reason, ended.steps)
+            return self._steps.outcome(
+                ended.outcome, ended.answer, ended.reason, ended.steps, "", self._link.session_id
+            )
 
-    async def _wait_to_resume(self, error: grpc.aio.AioRpcError) -> SessionOutcome | None:
-        """Stop acting, release input, back off; an outcome when it is time to give up."""
-        cause = describe(error)
-        self._halt.trigger(HaltReason.LINK_LOST, f"the stream to the daemon dropped ({cause})")
+    async def _stop_acting(self) -> None:
+        """The stream dropped: let the running action finish, then release held input."""
         await self._thread.settle()
         await self._release()
-        await self._close_stream()
-        delay = self._recovery.next_delay(error)
-        if delay is None:
-            reason = self._recovery.gave_up_reason(self._session_id)
-            return self._outcome(Outcome.ERROR, reason=reason, status_code=status_name(error))
-        policy = self._options.reconnect
-        self._notify(Reconnecting(self._recovery.attempts, policy.max_attempts, delay, cause))
-        await asyncio.sleep(delay)
-        return None
-
-    def _on_stream_end(self, stream: SessionStream, error: BaseException | None) -> None:
-        """The reader saw the stream end: nothing more may start until it is resumed."""
-        if stream is not self._stream:
-            return  # an old stream, closed on purpose
-        if error is None:
-            # The daemon finished the call: the session is over on its side (its
-            # SessionEnded is queued), so the running action must stop now too.
-            self._halt.trigger(HaltReason.DAEMON_ENDED, "the daemon ended the session")
-            return
-        why = describe(error) if isinstance(error, grpc.aio.AioRpcError) else "it closed"
-        self._halt.trigger(HaltReason.LINK_LOST, f"the stream to the daemon ended ({why})")
-        resumable = isinstance(error, grpc.aio.AioRpcError) and is_resumable(error)
-        if resumable and self._resume_token:
-            self._notify(LinkLost(why))
-
-    async def _open_stream(self) -> SessionStream:
-        channel = await self._connector.open()
-        holder: list[SessionStream] = []
-        stream = SessionStream(channel, on_end=lambda error: self._on_stream_end(holder[0], error))
-        holder.append(stream)
-        self._stream = stream
-        return stream
-
-    async def _close_stream(self) -> None:
-        stream, self._stream = self._stream, None
-        if stream is not None:
-            await stream.close()
 
     # -- the conversation ---------------------------------------------------------------
 
     async def _converse(self) -> Ended:
-        stream = await self._open_stream()
+        stream = await self._link.open()
         options = self._options
-        self._resuming = bool(self._resume_token)
         displays = await self._thread.run(self._backend.screen.displays)
         start = convert.session_start(
             self._task,
@@ -291,7 +239,7 @@ class _Session:
             encodings=options.encodings,
             max_steps=options.max_steps,
             policy=options.policy,
-            resume_token=self._resume_token,
+            resume_token=self._link.resume_token,
             sampling=options.sampling,
         )
         await stream.write(start)
@@ -301,18 +249,13 @@ class _Session:
         if first.WhichOneof("event") != "started":
             raise ProtocolError(f"expected 'started', the daemon sent {_kind(first)!r}")
         started = convert.started_from_pb(first.started)
-        if self._resuming and (not started.resumed or started.session_id != self._session_id):
-            raise ProtocolError(
-                f"the daemon did not resume session {self._session_id} "
-                f"(it answered with session {started.session_id!r}, resumed={started.resumed})"
-            )
-        self._session_id = started.session_id
-        self._resume_token = started.resume_token
+        resuming = self._link.resuming
+        self._link.accept(started)
         self._tape.begin(start.start, first.started)
         capturer = FrameCapturer(
             self._backend.screen, started.frame_spec, options.display, options.safety.redact
         )
-        if self._resuming:
+        if resuming:
             await self._answer_resume(stream, started, capturer)
         else:
             if options.on_started is not None:
@@ -367,8 +310,7 @@ class _Session:
         self, stream: SessionStream, started: Started, capturer: FrameCapturer
     ) -> None:
         """Report what became of the daemon's pending actions, with a fresh frame."""
-        self._resuming = False
-        self._recovery.resumed()
+        self._link.resumed()
         results = self._executor.results_for(started.pending_action_ids)
         reply = next(
             (self._replies[i] for i in started.pending_action_ids if i in self._replies), ""
@@ -431,50 +373,16 @@ class _Session:
         await self._thread.settle()
         self._record_interrupted()
         await self._release()
-        ended: Ended | None = None
-        stream = self._stream
-        if stream is not None:
-            try:
-                async with asyncio.timeout(self._options.cancel_grace_s):
-                    await stream.write(convert.cancel(reason))
-                    while ended is None:
-                        event = await stream.next()
-                        if event.WhichOneof("event") == "ended":
-                            ended = convert.ended_from_pb(event.ended)
-            except (TimeoutError, grpc.aio.AioRpcError, ProtocolError, convert.ConversionError):
-                pass  # cancelled on our side regardless; the daemon's word is a courtesy
+        ended = await self._link.cancel(reason, self._options.cancel_grace_s)
         final_reason = ended.reason if ended is not None and ended.reason else reason
         steps = ended.steps if ended is not None else 0
-        return self._outcome(Outcome.CANCELLED, reason=final_reason, steps=steps)
-
-    async def _abandon(self, reason: str) -> None:
-        """A client-side failure: tell the daemon why, without waiting for an answer."""
-        stream = self._stream
-        if stream is None:
-            return
-        try:
-            async with asyncio.timeout(1.0):
-                await stream.write(convert.cancel(reason))
-        except (TimeoutError, grpc.aio.AioRpcError, ProtocolError):
-            pass
-
-    def _rpc_error(self, error: grpc.aio.AioRpcError) -> SessionOutcome:
-        reason = stream_error_reason(
-            error, resuming=self._resuming, session_id=self._session_id, where=self._connector.name
-        )
-        return self._outcome(
-            Outcome.ERROR, reason=reason, status_code=status_name(error, "UNKNOWN")
+        return self._steps.outcome(
+            Outcome.CANCELLED, "", final_reason, steps, "", self._link.session_id
         )
 
-    def _outcome(
-        self,
-        outcome: Outcome,
-        answer: str = "",
-        reason: str = "",
-        steps: int = 0,
-        status_code: str = "",
-    ) -> SessionOutcome:
-        return self._steps.outcome(outcome, answer, reason, steps, status_code, self._session_id)
+    def _outcome(self, outcome: Outcome, reason: str, status_code: str = "") -> SessionOutcome:
+        """An ending on the client's side (an error): the steps so far, and why."""
+        return self._steps.outcome(outcome, "", reason, 0, status_code, self._link.session_id)
 
     # -- the backend worker ---------------------------------------------------------------
 
