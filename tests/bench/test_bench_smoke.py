@@ -86,8 +86,9 @@ def test_daemon_overhead_quick(tmp_path: Path) -> None:
         assert cpu["baseline_name"] == "holodesk, instant policy (plumbing only)"
         assert cpu["target"] == ("<= 15 ms" if kind == "changed" else "<= 5 ms")
         assert cpu["met"] is not None
-        (flat,) = figures(data, f"model-shaped: CPU per {kind} step, 4 vs 1 sessions")
+        (flat,) = figures(data, f"model-shaped: CPU per {kind} step, worst level (4) vs 1 sessions")
         assert flat["ratio"] == pytest.approx(flat["value"] / flat["baseline"])
+        assert flat["note"].startswith("4: ")
     # The screens are realistic: thousands of colours, a few hundred KiB as PNG.
     screens = data["data"]["model_screens"]
     assert min(screens["base_colours"]) > 256
