@@ -6,9 +6,16 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
+from holodesk.daemon.config import ServerConfig
+from holodesk.daemon.rpc.server import serve
 from holodesk.daemon.session import packed_screens
-from holodesk.daemon.session.decoded_screens import DecodedScreens
+from holodesk.daemon.session.decoded_screens import (
+    SCREENS_PER_SESSION,
+    DecodedScreens,
+    screens_per_session_for,
+)
 from holodesk.daemon.session.packed_screens import BAND_ROWS, pack, repack, unpack
+from tests.bench.daemon_proc import InstantPolicy
 from tests.daemon.test_daemon_deltas import noise
 
 
@@ -252,3 +259,15 @@ def test_a_base_that_left_the_raw_tier_is_painted_packed_and_reads_back_exactly(
     screens.keep("p", noise(64, 64, seed=1).quantize(16))
     screens.keep("q", other.copy())
     assert not screens.paint_packed("p+1", "p", patch)  # indexed
+
+
+def test_a_chain_keeps_the_longest_window_of_the_daemons_policies() -> None:
+    assert screens_per_session_for([]) == SCREENS_PER_SESSION
+    assert screens_per_session_for([1, 3]) == SCREENS_PER_SESSION
+    assert screens_per_session_for([1, 8, 3]) == 9
+
+
+async def test_the_daemon_keeps_as_many_screens_a_session_as_its_policies_window_shows() -> None:
+    async with serve(ServerConfig(listen="127.0.0.1:0"), policies=[InstantPolicy(8)]) as running:
+        assert running.decoded_screens is not None
+        assert running.decoded_screens.screens_per_session == 9

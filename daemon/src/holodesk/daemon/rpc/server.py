@@ -121,7 +121,7 @@ from holodesk.daemon.rpc.metrics_interceptor import MetricsInterceptor
 from holodesk.daemon.rpc.reflection import enable_reflection
 from holodesk.daemon.sdnotify import notify
 from holodesk.daemon.session.attached_desktops import AttachedDesktops
-from holodesk.daemon.session.decoded_screens import DecodedScreens
+from holodesk.daemon.session.decoded_screens import DecodedScreens, screens_per_session_for
 from holodesk.daemon.session.frame_memory import FrameMemory
 from holodesk.daemon.session.recorder import Recorder
 from holodesk.daemon.session.registry import SessionLimits, SessionRegistry
@@ -159,6 +159,8 @@ class RunningServer:
     recorder: Recorder | None = None
     # The live view (--web; web/app.py).
     web: WebServer | None = None
+    # Every session's decoded screens (one budget for all; decoded_screens.py).
+    decoded_screens: DecodedScreens | None = None
     _stopped: bool = field(default=False, repr=False)
 
     @property
@@ -383,7 +385,11 @@ async def serve(
         log_task=config.log_task,
         recorder=recorder,
         accept_deltas=config.frame_deltas,
-        decoded_screens=DecodedScreens(config.decoded_screen_bytes, config.raw_screen_bytes),
+        decoded_screens=DecodedScreens(
+            config.decoded_screen_bytes,
+            config.raw_screen_bytes,
+            screens_per_session_for(policy.history_frames for policy in catalog.policies),
+        ),
     )
 
     server = grpc.aio.server(
@@ -449,6 +455,7 @@ async def serve(
         metrics_exporter=exporter,
         recorder=recorder,
         web=web_server,
+        decoded_screens=settings.decoded_screens,
     )
     log.info(
         "holodeskd listening on %s (%s%s)",

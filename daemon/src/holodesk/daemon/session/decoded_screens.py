@@ -46,8 +46,16 @@ DEFAULT_MAX_BYTES = 512 * MIB
 # Raw screens: 16 of 1080p in RGB, 48 indexed; enough that one to ten sessions never
 # unpack, small beside the packed tier.
 DEFAULT_HOT_BYTES = 96 * MIB
-# A history window of three (holotron's) and the screen the next delta paints on.
+# A history window of three (holotron's) and the screen the next delta paints on:
+# the fewest a chain keeps (screens_per_session_for).
 SCREENS_PER_SESSION = 4
+
+
+def screens_per_session_for(history_frames: Iterable[int]) -> int:
+    """How many screens of a chain to keep for policies whose sessions keep these
+    windows: the longest one and the screen its next delta paints on (an engine
+    that lost a window's older screen then finds it here, not in a PNG to decode)."""
+    return max([SCREENS_PER_SESSION, *(frames + 1 for frames in history_frames)])
 
 
 class DecodedScreens:
