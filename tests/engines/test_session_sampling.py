@@ -24,7 +24,7 @@ from holodesk.daemon.engines.base import (
 from holodesk.daemon.engines.openai_engine import OpenAIEngine
 from holodesk.daemon.engines.scripted import ScriptedEngine, ScriptError
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
-from holodesk.daemon.generation import MAX_CANDIDATES, MAX_SAMPLED_TOKENS, SessionSampling
+from holodesk.daemon.generation import MAX_CANDIDATES, MAX_SAMPLED_TOKENS, Sampling
 from holodesk.daemon.geometry import Size
 from holodesk.daemon.policies.model import CANDIDATES_TEMPERATURE, ModelPolicy, call_seed
 from holodesk.daemon.steps import StepContext
@@ -42,7 +42,7 @@ def ask(request_id: str = "s/1/0", n: int = 1, logprobs: bool = False) -> Genera
     return GenerationRequest(request_id, messages, sampling, n=n, logprobs=logprobs)
 
 
-def context(step: int = 1, sampling: SessionSampling | None = None) -> StepContext:
+def context(step: int = 1, sampling: Sampling | None = None) -> StepContext:
     frame = EncodedFrame("f1", Size(640, 400), ImageEncoding.PNG, image_bytes(640, 400))
     return StepContext("s1", "task", step, (frame,), sampling=sampling)
 
@@ -150,7 +150,7 @@ async def test_openai_logprobs_asked_but_absent_is_an_engine_error() -> None:
 async def test_the_first_parsing_candidate_is_acted_on_and_all_are_recorded() -> None:
     engine = ScriptedEngine([["not json", CLICK, ANSWER]])
     policy = ModelPolicy(get_dialect("holo"), engine)
-    sampling = SessionSampling(candidates=3, logprobs=True, seed=5)
+    sampling = Sampling(candidates=3, logprobs=True, seed=5)
     decision = await policy.decide(context(sampling=sampling))
     (click,) = decision.actions
     assert isinstance(click, Click)
@@ -177,7 +177,7 @@ async def test_the_first_parsing_candidate_is_acted_on_and_all_are_recorded() ->
 async def test_a_repair_call_samples_as_many_and_its_candidates_follow() -> None:
     engine = ScriptedEngine([["nope", "nope either"], [ANSWER, CLICK]])
     policy = ModelPolicy(get_dialect("holo"), engine, parse_retries=1)
-    sampling = SessionSampling(temperature=0.7, candidates=2, seed=9)
+    sampling = Sampling(temperature=0.7, candidates=2, seed=9)
     decision = await policy.decide(context(step=4, sampling=sampling))
     generation = decision.generation
     assert generation is not None
@@ -196,7 +196,7 @@ async def test_a_repair_call_samples_as_many_and_its_candidates_follow() -> None
 async def test_no_parsing_candidate_fails_the_step_with_everything_recorded() -> None:
     engine = ScriptedEngine([["x", "y"]] * 2)
     policy = ModelPolicy(get_dialect("holo"), engine, parse_retries=1)
-    decision = await policy.decide(context(sampling=SessionSampling(candidates=2)))
+    decision = await policy.decide(context(sampling=Sampling(candidates=2)))
     (fail,) = decision.actions
     assert isinstance(fail, Fail)
     assert decision.generation is not None
@@ -208,7 +208,7 @@ async def test_session_sampling_overrides_the_dialects_defaults_and_seeds_repeat
     engine = ScriptedEngine([CLICK], per_session=False)
     policy = ModelPolicy(get_dialect("holo"), engine)
     await policy.decide(context())
-    custom = SessionSampling(temperature=0.3, top_p=0.8, max_tokens=77, seed=1)
+    custom = Sampling(temperature=0.3, top_p=0.8, max_tokens=77, seed=1)
     await policy.decide(context(step=2, sampling=custom))
     await policy.decide(context(step=2, sampling=custom))
     await policy.decide(context(step=3, sampling=custom))

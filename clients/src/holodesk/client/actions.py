@@ -1,6 +1,18 @@
 """The client's actions: the contract's action space, coordinates in frame pixels.
 
 Only convert.py builds these from protobuf; everything else works on these values.
+
+Why these are not the daemon's classes (holodesk.daemon.actions): the daemon's kinds
+exist before they have an id (a policy decides them, the session ids them) and carry
+what its dialects need (a geometry.Point the coordinate mapping passes through, the
+model-facing descriptions). The client receives an id and a kind in one message, so
+each action here is one flat value with its action_id and frame_id; modifiers are
+held as key names (`Modifier.value`: what the executor and the safety guard press
+and judge); and a kind or enum value this client cannot read is kept as Unsupported,
+so it fails with a result instead of breaking the batch. What ties the two: the same
+kinds with the same fields, one per action.proto Action.kind
+(tests/client/test_action_kinds_agree.py), and the values both import from
+holodesk.values (MouseButton, Modifier, ActionStatus, ActionResult).
 """
 
 from __future__ import annotations
@@ -10,10 +22,11 @@ from dataclasses import dataclass
 from holodesk.client.generation import Generation
 from holodesk.platform.base import MouseButton
 
-# What became of an action: the contract's values, defined once in holodesk.values
-# (the daemon reads them back with the same two); named here with the action space.
+# What became of an action, and the modifiers' names: the contract's values, defined
+# once in holodesk.values (the daemon uses the same); named here with the action space.
 from holodesk.values.actions import ActionResult as ActionResult
 from holodesk.values.actions import ActionStatus as ActionStatus
+from holodesk.values.actions import Modifier as Modifier
 
 
 @dataclass(frozen=True)
@@ -36,6 +49,7 @@ class Click(BaseAction):
     point: FramePoint
     button: MouseButton = MouseButton.LEFT
     count: int = 1
+    # Key names, each a Modifier's value.
     modifiers: tuple[str, ...] = ()
 
 

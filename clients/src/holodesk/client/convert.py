@@ -33,11 +33,12 @@ _BUTTONS = {
     MouseButton.FORWARD: action_pb2.MOUSE_BUTTON_FORWARD,
 }
 _BUTTONS_BACK = {v: k for k, v in _BUTTONS.items()}
+# Actions hold modifiers by their key names: the values' Modifier names them.
 _MODIFIERS = {
-    "ctrl": action_pb2.MODIFIER_CTRL,
-    "shift": action_pb2.MODIFIER_SHIFT,
-    "alt": action_pb2.MODIFIER_ALT,
-    "meta": action_pb2.MODIFIER_META,
+    a.Modifier.CTRL.value: action_pb2.MODIFIER_CTRL,
+    a.Modifier.SHIFT.value: action_pb2.MODIFIER_SHIFT,
+    a.Modifier.ALT.value: action_pb2.MODIFIER_ALT,
+    a.Modifier.META.value: action_pb2.MODIFIER_META,
 }
 _MODIFIERS_BACK = {v: k for k, v in _MODIFIERS.items()}
 _STATUSES = {
@@ -268,9 +269,16 @@ def completion_from_pb(completion: agent_pb2.Completion) -> Completion:
         token_logprobs=logprobs,
         # The wire's 0.0 means "none" when no token came with a logprob.
         cumulative_logprob=completion.cumulative_logprob if logprobs else None,
-        parsed=completion.parsed,
-        parse_error=completion.parse_error,
+        parse_error=_parse_error(completion),
     )
+
+
+def _parse_error(completion: agent_pb2.Completion) -> str:
+    """The wire's `parsed` decides (Completion.parsed is "no parse error"): a parsed
+    completion carries no error, an unparsed one always carries a reason."""
+    if completion.parsed:
+        return ""
+    return completion.parse_error or "not parsed (the daemon gave no reason)"
 
 
 def generation_from_pb(generation: agent_pb2.Generation) -> Generation:

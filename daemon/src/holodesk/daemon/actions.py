@@ -4,30 +4,34 @@ Every pointer coordinate is in FRAME PIXELS (floats: the daemon maps model
 coordinates exactly; the client rounds once, at the very end). A policy decides
 action *kinds*; the session wraps each into an `Action` with a daemon-wide
 unique id and the id of the frame its coordinates refer to.
+
+Why the client has its own action classes (holodesk.client.actions) rather than
+these: here a kind exists before it has an id (a dialect parses it, a policy decides
+it, the session ids it), and the daemon's kinds carry what the dialects need
+(geometry.Point that the coordinate mapping passes through, `map_points`,
+`describe` for the model's history). The client receives id and kind in one message
+and flattens them into one value, holds modifiers by their key names, and reads a
+kind it does not know as Unsupported. What ties the two: the same kinds with the
+same fields, each one of action.proto's Action.kind (tests/client/
+test_action_kinds_agree.py), and the values both use from holodesk.values
+(MouseButton, Modifier, ActionStatus, ActionResult).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import enum
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from holodesk.daemon.geometry import Point, Size
 
-# The contract's buttons and what became of an action, defined once in holodesk.values
-# (the platform presses the same buttons, the client reports the same results); named
-# here for the daemon's modules.
+# The contract's buttons, modifiers and what became of an action, defined once in
+# holodesk.values (the platform presses the same buttons, the client holds the same
+# modifiers and reports the same results); named here for the daemon's modules.
 from holodesk.values.actions import ActionResult as ActionResult
 from holodesk.values.actions import ActionStatus as ActionStatus
+from holodesk.values.actions import Modifier as Modifier
 from holodesk.values.actions import MouseButton as MouseButton
-
-
-class Modifier(enum.Enum):
-    CTRL = "ctrl"
-    SHIFT = "shift"
-    ALT = "alt"
-    META = "meta"
 
 
 @dataclass(frozen=True)

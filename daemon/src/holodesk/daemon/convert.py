@@ -24,7 +24,7 @@ from holodesk.daemon.frames import EncodedFrame, FramePatch, FrameSpec, ImageEnc
 from holodesk.daemon.generation import (
     MAX_CANDIDATES,
     MAX_SAMPLED_TOKENS,
-    SessionSampling,
+    Sampling,
     StepGeneration,
 )
 from holodesk.daemon.geometry import Box, Point, Rect, Size
@@ -265,7 +265,7 @@ def client_info_from_pb(client: agent_pb2.ClientInfo) -> ClientInfo:
     )
 
 
-def sampling_from_pb(params: agent_pb2.SamplingParams, field: str) -> SessionSampling:
+def sampling_from_pb(params: agent_pb2.SamplingParams, field: str) -> Sampling:
     temperature = params.temperature if params.HasField("temperature") else None
     if temperature is not None and not (math.isfinite(temperature) and temperature >= 0):
         raise InvalidArgument(f"{field}.temperature", f"must be 0 or more, got {temperature}")
@@ -287,7 +287,7 @@ def sampling_from_pb(params: agent_pb2.SamplingParams, field: str) -> SessionSam
         raise InvalidArgument(
             f"{field}.max_tokens", f"must be 1 to {MAX_SAMPLED_TOKENS}, got {max_tokens}"
         )
-    return SessionSampling(
+    return Sampling(
         temperature=temperature,
         top_p=top_p,
         seed=params.seed if params.HasField("seed") else None,

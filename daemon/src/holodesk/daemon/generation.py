@@ -2,6 +2,15 @@
 (which fill them), the contract converter (Actions.generation) and recordings.
 
 A policy without a model (scripted, OCR) leaves Decision.generation empty.
+
+`Sampling` (what a session asks for, SessionStart.sampling) and `Completion` (one
+sampled candidate) are the contract's values, defined once in
+holodesk.values.generation: the client builds the same Sampling and reads back the
+same Completion. `StepGeneration` is the daemon's own and differs from the client's
+Generation on purpose: it keeps the prompt exactly as handed to the engine (images
+as the model sees them), `chosen` None when no candidate parsed, and the completion
+tokens the metrics count; convert.generation_to_pb writes what the wire carries of
+it (agent.proto Generation), which is what ties the two.
 """
 
 from __future__ import annotations
@@ -14,36 +23,8 @@ from holodesk.daemon.engines.base import ChatMessage
 # contract's, defined once in holodesk.proto.limits (re-exported for the daemon).
 from holodesk.proto.limits import MAX_CANDIDATES as MAX_CANDIDATES
 from holodesk.proto.limits import MAX_SAMPLED_TOKENS as MAX_SAMPLED_TOKENS
-
-
-@dataclass(frozen=True)
-class SessionSampling:
-    """Per-session sampling asked for in SessionStart; None takes the policy's default."""
-
-    temperature: float | None = None
-    top_p: float | None = None
-    seed: int | None = None
-    # Completions sampled per step; the policy acts on the first that parses.
-    candidates: int = 1
-    logprobs: bool = False
-    max_tokens: int | None = None
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One sampled completion, exactly as generated."""
-
-    text: str
-    # Filled only when logprobs were asked for and the engine gives them.
-    token_ids: tuple[int, ...] = ()
-    token_logprobs: tuple[float, ...] = ()
-    cumulative_logprob: float | None = None
-    # Empty when the dialect parsed it.
-    parse_error: str = ""
-
-    @property
-    def parsed(self) -> bool:
-        return not self.parse_error
+from holodesk.values.generation import Completion as Completion
+from holodesk.values.generation import Sampling as Sampling
 
 
 @dataclass(frozen=True)
@@ -51,7 +32,7 @@ class StepGeneration:
     # The prompt exactly as handed to the engine (images as the model sees them).
     messages: tuple[ChatMessage, ...]
     # Every candidate of the step in sampling order, repair retries included.
-    candidates: tuple[Candidate, ...]
+    candidates: tuple[Completion, ...]
     # Index of the candidate the actions came from; None when none parsed.
     chosen: int | None
     prompt_tokens: int = 0

@@ -15,7 +15,7 @@ from PIL import Image
 
 from holodesk.daemon.actions import HistoryStep
 from holodesk.daemon.frames import EncodedFrame
-from holodesk.daemon.generation import SessionSampling
+from holodesk.daemon.generation import Sampling
 
 
 class DecodedLookup(Protocol):
@@ -42,7 +42,7 @@ class StepContext:
     # view, ControlService.ResumeSession): dialects put it into this step's prompt.
     operator_note: str = ""
     # Sampling asked for in SessionStart; None takes the policy's defaults.
-    sampling: SessionSampling | None = None
+    sampling: Sampling | None = None
     # Screens the daemon decoded lately (rebuilding deltas), by content key: a policy
     # reads its model images from there rather than decoding the frames again.
     decoded: DecodedLookup | None = field(default=None, repr=False, compare=False)

@@ -45,7 +45,7 @@ from holodesk.daemon.engines.base import (
     ToolUse,
 )
 from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
-from holodesk.daemon.generation import Candidate, SessionSampling, StepGeneration
+from holodesk.daemon.generation import Completion, Sampling, StepGeneration
 from holodesk.daemon.geometry import Size
 from holodesk.daemon.policies.base import Decision, Location
 from holodesk.daemon.policies.image_cache import ModelImageCache
@@ -68,7 +68,7 @@ class StepSampling:
     seed: int | None = None
 
     @classmethod
-    def of(cls, defaults: SamplingParams, session: SessionSampling | None) -> StepSampling:
+    def of(cls, defaults: SamplingParams, session: Sampling | None) -> StepSampling:
         if session is None:
             return cls(defaults)
         n = max(1, session.candidates)
@@ -296,7 +296,7 @@ class _Record:
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self.engine_seconds = 0.0
-        self.candidates: list[Candidate] = []
+        self.candidates: list[Completion] = []
         self.chosen: tuple[ParsedStep, int] | None = None
 
     def called(
@@ -311,7 +311,7 @@ class _Record:
         if parsed is not None and self.chosen is None:
             self.chosen = (parsed, len(self.candidates))
         self.candidates.append(
-            Candidate(
+            Completion(
                 text=sample.text,
                 token_ids=sample.token_ids,
                 token_logprobs=sample.token_logprobs,

@@ -11,7 +11,7 @@ import enum
 from dataclasses import dataclass, field
 
 from holodesk.daemon.frames import ImageEncoding
-from holodesk.daemon.generation import SessionSampling
+from holodesk.daemon.generation import Sampling
 from holodesk.daemon.geometry import Rect, Size
 from holodesk.data.format import ClientInfo
 
@@ -57,7 +57,7 @@ class SessionRequest:
     resume_token: str = ""
     policy: str = ""
     # SessionStart.sampling; None: the policy's defaults.
-    sampling: SessionSampling | None = None
+    sampling: Sampling | None = None
 
     def primary_screen(self) -> Size | None:
         """Physical size of the display clients capture by default (the primary)."""
