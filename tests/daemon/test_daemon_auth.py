@@ -93,8 +93,10 @@ async def test_every_kind_of_caller_gets_the_status_its_credential_deserves(
 
 async def _stream_status(daemon: Daemon, metadata: list[tuple[str, str]] | None) -> grpc.StatusCode:
     stream = Stream(daemon.channel, metadata=metadata)
-    await stream.send(agent_pb2.RunSessionRequest(start=agent_pb2.SessionStart(task="t")))
     try:
+        # A refused call may end before the first write is sent: the write then
+        # raises the refusal (a loaded run saw it), not the read.
+        await stream.send(agent_pb2.RunSessionRequest(start=agent_pb2.SessionStart(task="t")))
         first = await asyncio.wait_for(stream.call.read(), GUARD_S)
     except grpc.aio.AioRpcError as exc:
         return exc.code()
