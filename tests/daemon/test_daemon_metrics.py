@@ -33,6 +33,7 @@ from tests.daemon.support import (
     wait_until,
     write_tokens,
 )
+from tests.daemon.test_daemon_deltas import HEIGHT, WIDTH, delta, full_frame, noise, patch
 
 CLICK = holo({"action": "click", "x": 500, "y": 500})
 ANSWER = holo({"action": "answer", "content": "done"})
@@ -339,3 +340,29 @@ def test_a_cancel_at_the_deadline_is_a_deadline_not_a_cancel() -> None:
     assert _code_of(_Context(0.005), cancelled) == "DEADLINE_EXCEEDED"
     assert _code_of(_Context(DEADLINE_SLACK_S + 1.0), cancelled) == "CANCELLED"
     assert _code_of(_Context(None), cancelled) == "CANCELLED"  # no deadline at all
+
+
+async def test_the_decoded_screens_tiers_and_work_are_exported() -> None:
+    """A delta on a full frame misses (its base was decoded from its image), the next
+    one finds its base; the screens they rebuilt are held and weigh something."""
+    policy = scripted_policy([CLICK, CLICK, ANSWER])
+    base = noise(WIDTH, HEIGHT, 1)
+    async with running_daemon([policy], metrics_address="127.0.0.1:0") as daemon:
+        before = await scrape(daemon)
+        assert value(before, "holodesk_decoded_screens", tier="packed") == 0
+        assert value(before, "holodesk_decoded_screen_unpacks_total") == 0
+        stream = daemon.stream()
+        await stream.start()
+        step = (await stream.observe(full_frame("f1", base))).actions
+        wire = delta("f2", "f1", patch(5, 4, noise(20, 10, 2)))
+        step = (await stream.observe(wire, ok_results(step))).actions
+        wire = delta("f3", "f2", patch(9, 9, noise(6, 6, 3)))
+        ended = (await stream.observe(wire, ok_results(step))).ended
+        assert ended.answer == "done"
+        after = await scrape(daemon)
+    assert value(after, "holodesk_delta_bases_total", found="no") == 1
+    assert value(after, "holodesk_delta_bases_total", found="yes") == 1
+    assert value(after, "holodesk_decoded_screens", tier="packed") == 2
+    assert value(after, "holodesk_decoded_screens_bytes", tier="packed") > 0
+    assert value(after, "holodesk_decoded_screens", tier="raw") == 2
+    assert value(after, "holodesk_decoded_screens_bytes", tier="raw") == 2 * WIDTH * HEIGHT * 3

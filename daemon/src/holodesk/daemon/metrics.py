@@ -53,11 +53,12 @@ from prometheus_client import (
     disable_created_metrics,
     start_http_server,
 )
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from holodesk.daemon.config import is_loopback, parse_metrics_address
 from holodesk.daemon.policies.base import Decision
+from holodesk.daemon.session.decoded_screens import DecodedScreens
 from holodesk.daemon.session.registry import SessionRegistry
 from holodesk.daemon.session.session_events import (
     ActionsMade,
@@ -144,6 +145,55 @@ class _SessionStates(Collector):
         )
 
 
+class _ScreensFigures(Collector):
+    """The decoded screens' tiers and work (session/decoded_screens.py), read when
+    scraped: an unpack count that climbs with the step count says an engine's
+    processor cache no longer holds the sessions' windows (size vLLM's
+    mm_processor_cache_gb for them), a miss count that the budget is too small."""
+
+    def __init__(self, screens: DecodedScreens) -> None:
+        self._screens = screens
+
+    def collect(self) -> Iterable[Metric]:
+        figures = self._screens.figures()
+        held, weight, unpacks, bases = self._families()
+        held.add_metric(["packed"], figures.packed_screens)
+        held.add_metric(["raw"], figures.raw_screens)
+        weight.add_metric(["packed"], figures.packed_bytes)
+        weight.add_metric(["raw"], figures.raw_bytes)
+        unpacks.add_metric([], figures.unpacks)
+        bases.add_metric(["yes"], figures.hits)
+        bases.add_metric(["no"], figures.misses)
+        yield from (held, weight, unpacks, bases)
+
+    def describe(self) -> Iterable[Metric]:
+        yield from self._families()
+
+    @staticmethod
+    def _families() -> tuple[
+        GaugeMetricFamily, GaugeMetricFamily, CounterMetricFamily, CounterMetricFamily
+    ]:
+        return (
+            GaugeMetricFamily(
+                f"{PREFIX}_decoded_screens", "Decoded screens held, by tier", labels=["tier"]
+            ),
+            GaugeMetricFamily(
+                f"{PREFIX}_decoded_screens_bytes",
+                "Bytes the decoded screens hold, by tier (bands shared along a chain once)",
+                labels=["tier"],
+            ),
+            CounterMetricFamily(
+                f"{PREFIX}_decoded_screen_unpacks",
+                "Screens unpacked for a reader (an engine asking again for a window screen)",
+            ),
+            CounterMetricFamily(
+                f"{PREFIX}_delta_bases",
+                "Bases of delta frames, by whether their pixels were still decoded",
+                labels=["found"],
+            ),
+        )
+
+
 class DaemonMetrics:
     """The daemon's instruments; `registry` is what an exporter serves."""
 
@@ -226,6 +276,10 @@ class DaemonMetrics:
         self._watched: set[int] = set()
         self._policy = BoundedLabel("policy")
         self._method = BoundedLabel("method")
+
+    def watch_screens(self, screens: DecodedScreens) -> None:
+        """Export the decoded screens' figures, read when scraped."""
+        self.registry.register(_ScreensFigures(screens))
 
     def watch(self, sessions: SessionRegistry) -> None:
         """Count `sessions`' states at scrape time, their events as they happen (one

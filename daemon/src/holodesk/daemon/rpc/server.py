@@ -392,6 +392,9 @@ async def serve(
         ),
     )
 
+    if settings.decoded_screens is not None:
+        metrics.watch_screens(settings.decoded_screens)
+
     server = grpc.aio.server(
         # Metrics outermost: they see the status the error interceptor chose.
         interceptors=[

@@ -32,6 +32,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from PIL import Image
 
@@ -56,6 +57,21 @@ def screens_per_session_for(history_frames: Iterable[int]) -> int:
     windows: the longest one and the screen its next delta paints on (an engine
     that lost a window's older screen then finds it here, not in a PNG to decode)."""
     return max([SCREENS_PER_SESSION, *(frames + 1 for frames in history_frames)])
+
+
+@dataclass(frozen=True)
+class ScreensFigures:
+    """What the tiers hold now and what was asked of them so far (metrics.py)."""
+
+    packed_screens: int
+    packed_bytes: int
+    raw_screens: int
+    raw_bytes: int
+    # Bases of deltas found here, and not (then decoded from their image).
+    hits: int
+    misses: int
+    # Screens unpacked for a reader: from the packed tier, whole or from a neighbour.
+    unpacks: int
 
 
 class DecodedScreens:
@@ -99,6 +115,18 @@ class DecodedScreens:
     def bytes(self) -> int:
         """What both tiers hold: the packed screens' bytes plus the raw screens'."""
         return self._packed_bytes + self._hot_bytes
+
+    def figures(self) -> ScreensFigures:
+        with self._lock:
+            return ScreensFigures(
+                len(self._packed),
+                self._packed_bytes,
+                len(self._hot),
+                self._hot_bytes,
+                self.hits,
+                self.misses,
+                self.unpacks,
+            )
 
     def __contains__(self, content_key: str) -> bool:
         with self._lock:
