@@ -47,7 +47,8 @@ from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
 from holodesk.daemon.geometry import Point, Size
 from holodesk.daemon.policies.base import Decision, Location, Policy
 from holodesk.daemon.policies.model import ModelPolicy
-from holodesk.daemon.rpc.server import _grpc_options, serve
+from holodesk.daemon.rpc.listen import grpc_options as _grpc_options
+from holodesk.daemon.rpc.server import serve
 from holodesk.daemon.steps import StepContext
 from holodesk.proto.v1 import action_pb2, agent_pb2, agent_pb2_grpc, frame_pb2, geometry_pb2
 from tests.bench.common import REPO_ROOT

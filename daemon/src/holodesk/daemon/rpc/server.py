@@ -87,26 +87,17 @@ Programmatic use (tests, the client's demo command):
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import os
-import socket
-import ssl
-import stat
-import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from holodesk.daemon.config import ListenAddress, ServerConfig
+from holodesk.daemon.config import ServerConfig
 from holodesk.daemon.frames import FrameLimits
-from holodesk.daemon.metrics import DaemonMetrics, MetricsExporter
+from holodesk.daemon.metrics import DaemonMetrics
 from holodesk.daemon.policies.base import Policy
 from holodesk.daemon.policies.catalog import PolicyCatalog
 from holodesk.daemon.policies.computer import ComputerPolicy, heartbeat_for
@@ -115,226 +106,25 @@ from holodesk.daemon.rpc.agent_service import AgentService
 from holodesk.daemon.rpc.auth import Authenticator, AuthInterceptor
 from holodesk.daemon.rpc.computer_service import ComputerService
 from holodesk.daemon.rpc.control_service import ControlService
-from holodesk.daemon.rpc.credentials import Credentials, CredentialsError, load_credentials
 from holodesk.daemon.rpc.interceptor import ErrorInterceptor
+from holodesk.daemon.rpc.listen import bind, grpc_options, warn_exposure
+from holodesk.daemon.rpc.metrics_endpoint import start_metrics
 from holodesk.daemon.rpc.metrics_interceptor import MetricsInterceptor
 from holodesk.daemon.rpc.reflection import enable_reflection
-from holodesk.daemon.sdnotify import notify
+from holodesk.daemon.rpc.running import HEALTH_NAMES, RunningServer, start_policies
+from holodesk.daemon.rpc.server_credentials import configured_credentials
 from holodesk.daemon.session.attached_desktops import AttachedDesktops
 from holodesk.daemon.session.decoded_screens import DecodedScreens, screens_per_session_for
 from holodesk.daemon.session.frame_memory import FrameMemory
 from holodesk.daemon.session.recorder import Recorder
 from holodesk.daemon.session.registry import SessionLimits, SessionRegistry
 from holodesk.daemon.session.settings import SessionSettings
-from holodesk.daemon.web.app import WebServer, start_web
-from holodesk.proto.v1 import agent_pb2, agent_pb2_grpc, computer_pb2_grpc, control_pb2_grpc
+from holodesk.daemon.web.app import start_web
+from holodesk.proto.v1 import agent_pb2_grpc, computer_pb2_grpc, control_pb2_grpc
+
+__all__ = ["RunningServer", "serve"]
 
 log = logging.getLogger(__name__)
-
-AGENT_SERVICE = agent_pb2.DESCRIPTOR.services_by_name["AgentService"].full_name
-CONTROL_SERVICE = agent_pb2.DESCRIPTOR.pool.FindServiceByName(
-    "holodesk.v1.ControlService"
-).full_name
-COMPUTER_SERVICE = "holodesk.v1.ComputerService"
-HEALTH_NAMES = ("", AGENT_SERVICE, CONTROL_SERVICE, COMPUTER_SERVICE)
-
-
-@dataclass
-class RunningServer:
-    server: Any
-    host: str
-    port: int
-    config: ServerConfig
-    registry: SessionRegistry
-    catalog: PolicyCatalog
-    health: Any
-    # Resolves when every policy has started (fails if one could not).
-    policies_started: asyncio.Task[None]
-    authenticator: Authenticator
-    listen_address: ListenAddress = field(default_factory=ListenAddress)
-    metrics: DaemonMetrics = field(default_factory=DaemonMetrics)
-    # The Prometheus endpoint, with --metrics-address.
-    metrics_exporter: MetricsExporter | None = None
-    # Session recordings (--record, --record-dir, SessionStart.recording).
-    recorder: Recorder | None = None
-    # The live view (--web; web/app.py).
-    web: WebServer | None = None
-    # Every session's decoded screens (one budget for all; decoded_screens.py).
-    decoded_screens: DecodedScreens | None = None
-    _stopped: bool = field(default=False, repr=False)
-
-    @property
-    def address(self) -> str:
-        """Where clients connect: HOST:PORT, or unix:PATH."""
-        if self.listen_address.is_unix:
-            return self.listen_address.target
-        return f"{self.host}:{self.port}"
-
-    def reload_credentials(self) -> None:
-        """Re-read --tokens-file (SIGHUP); on error the old credentials stay."""
-        if not self.config.tokens_file:
-            return
-        self.authenticator.credentials = _load_credentials(self.config)
-        log.info("credentials reloaded from %s", self.config.tokens_file)
-
-    async def stop(self, grace_s: float | None = None) -> None:
-        """Drain and stop; safe to call twice."""
-        if self._stopped:
-            return
-        self._stopped = True
-        grace = self.config.grace_s if grace_s is None else grace_s
-        log.info("holodeskd stopping (grace %.1fs, %d session(s))", grace, len(self.registry))
-        notify("STOPPING=1")
-        await self.health.enter_graceful_shutdown()
-        self.registry.shutting_down.set()
-        # Nobody can resume a session once the daemon is gone.
-        dropped = self.registry.drop_detached("the daemon is shutting down")
-        if dropped:
-            log.info("dropped %d detached session(s)", dropped)
-        self.policies_started.cancel()
-        # Keep the port open while the last steps finish, so that a session or Locate
-        # arriving now is refused by the daemon itself (UNAVAILABLE with RetryInfo):
-        # a gRPC core already stopping answers such calls CANCELLED or INTERNAL.
-        draining_since = time.monotonic()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.registry.wait_empty(), grace)
-        await self.server.stop(max(0.0, grace - (time.monotonic() - draining_since)))
-        # Sessions whose RPCs the stop cut short, if their own cleanup has not run yet.
-        self.registry.close("the daemon stopped")
-        if self.recorder is not None:
-            # Every session has left the registry, its end queued: let it reach the disk.
-            await self.recorder.close()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await self.policies_started
-        await self.catalog.close()
-        if self.web is not None:
-            await self.web.stop()
-        if self.metrics_exporter is not None:
-            await asyncio.to_thread(self.metrics_exporter.stop)
-        log.info("holodeskd stopped")
-
-
-def _grpc_options(config: ServerConfig) -> list[tuple[str, Any]]:
-    return [
-        ("grpc.max_receive_message_length", config.max_message_bytes),
-        ("grpc.max_send_message_length", config.max_message_bytes),
-        # Steps can take minutes without a byte on the stream. Ping every connection
-        # every 30 s (--keepalive-s), with or without data, and give up after 10 s
-        # without an answer: a vanished client is noticed (and its session detached)
-        # well inside the 60 s resume window.
-        ("grpc.keepalive_time_ms", int(config.keepalive_s * 1000)),
-        ("grpc.keepalive_timeout_ms", int(config.keepalive_timeout_s * 1000)),
-        ("grpc.http2.max_pings_without_data", 0),
-        # gRPC 1.85 enforces the ack deadline through the ping timeout (default 60 s);
-        # the keepalive timeout alone leaves a half-open connection up for a minute.
-        ("grpc.http2.ping_timeout_ms", int(config.keepalive_timeout_s * 1000)),
-        # Clients may ping as often as every 10 s (ours ping every 60 s), even between
-        # calls, without being told "too many pings".
-        ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
-        ("grpc.keepalive_permit_without_calls", 1),
-        ("grpc.so_reuseport", 0),
-    ]
-
-
-def _load_credentials(config: ServerConfig) -> Credentials:
-    if not config.tokens_file:
-        return Credentials()
-    credentials = load_credentials(config.tokens_file)
-    if credentials.empty:
-        raise CredentialsError(f"{config.tokens_file}: no [[token]] or [[client]] entries")
-    if config.client_ca and not credentials.clients:
-        raise CredentialsError(
-            f"{config.tokens_file}: --client-ca is set but there are no [[client]] entries "
-            "mapping certificate CNs to roles"
-        )
-    return credentials
-
-
-def _read_pem(path: str, flag: str) -> bytes:
-    try:
-        return Path(path).read_bytes()
-    except OSError as exc:
-        raise OSError(f"{flag} {path}: {exc.strerror or exc}") from exc
-
-
-def _server_credentials(config: ServerConfig) -> Any:
-    """TLS (and mTLS with --client-ca); checked with ssl first, for readable errors."""
-    try:
-        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(
-            config.tls_cert, config.tls_key
-        )
-        if config.client_ca:
-            ssl.create_default_context(cafile=config.client_ca)
-    except (ssl.SSLError, OSError) as exc:
-        raise ValueError(
-            f"TLS files unusable (--tls-cert {config.tls_cert}, --tls-key {config.tls_key}"
-            + (f", --client-ca {config.client_ca}" if config.client_ca else "")
-            + f"): {exc}"
-        ) from exc
-    ca = _read_pem(config.client_ca, "--client-ca") if config.client_ca else None
-    return grpc.ssl_server_credentials(
-        [(_read_pem(config.tls_key, "--tls-key"), _read_pem(config.tls_cert, "--tls-cert"))],
-        root_certificates=ca,
-        require_client_auth=ca is not None,
-    )
-
-
-def _refuse_live_socket(path: str) -> None:
-    """gRPC unlinks whatever socket file is in the way, even a live daemon's."""
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        return
-    if not stat.S_ISSOCK(info.st_mode):
-        raise OSError(f"cannot listen on unix:{path}: the path exists and is not a socket")
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        probe.connect(path)
-    except OSError:
-        return  # a stale socket from a process that is gone: gRPC replaces it
-    finally:
-        probe.close()
-    raise OSError(f"cannot listen on unix:{path}: another process is listening there")
-
-
-def _bind(server: Any, config: ServerConfig, address: ListenAddress) -> int:
-    credentials = _server_credentials(config) if config.tls else None
-    previous_umask: int | None = None
-    if address.unix_path is not None:
-        _refuse_live_socket(address.unix_path)
-        # Created 0600 from the start (no window where others could connect).
-        previous_umask = os.umask(0o177)
-    try:
-        if credentials is not None:
-            port = server.add_secure_port(address.target, credentials)
-        else:
-            port = server.add_insecure_port(address.target)
-    except RuntimeError as exc:
-        raise OSError(f"cannot listen on {config.listen}: {exc}") from exc
-    finally:
-        if previous_umask is not None:
-            os.umask(previous_umask)
-    if port == 0:
-        raise OSError(f"cannot listen on {config.listen}")
-    if address.unix_path is not None:
-        os.chmod(address.unix_path, 0o600)
-    return int(port)
-
-
-def _warn_exposure(config: ServerConfig, address: ListenAddress, open_mode: bool) -> None:
-    if address.is_loopback:
-        return
-    if open_mode:
-        log.warning(
-            "listening on %s with --insecure and no credentials: anyone who can reach it "
-            "can drive the desktops",
-            address.host,
-        )
-    elif not config.tls:
-        log.warning(
-            "listening on %s with --insecure and no TLS: tokens travel in plaintext",
-            address.host,
-        )
 
 
 @asynccontextmanager
@@ -348,7 +138,7 @@ async def serve(
     `metrics`: where to count (default: fresh, on a registry of this server's own).
     """
     address = config.address
-    credentials = _load_credentials(config)
+    credentials = configured_credentials(config)
     # Open mode (everyone is admin) only on loopback TCP or --insecure without any
     # credential; a Unix socket is guarded by its file permissions instead.
     open_mode = not config.has_credentials and not address.is_unix
@@ -402,7 +192,7 @@ async def serve(
             ErrorInterceptor(),
             AuthInterceptor(authenticator),
         ],
-        options=_grpc_options(config),
+        options=grpc_options(config),
     )
     agent_pb2_grpc.add_AgentServiceServicer_to_server(
         AgentService(registry, catalog, settings), server
@@ -426,9 +216,9 @@ async def serve(
         await health_servicer.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
     enable_reflection((*HEALTH_NAMES[1:], health.SERVICE_NAME), server)
 
-    _warn_exposure(config, address, open_mode)
-    port = _bind(server, config, address)
-    exporter = _start_metrics(config, metrics)
+    warn_exposure(config, address, open_mode)
+    port = bind(server, config, address)
+    exporter = start_metrics(config, metrics)
     try:
         await server.start()
     except BaseException:
@@ -442,7 +232,7 @@ async def serve(
             exporter.stop()
         await server.stop(None)
         raise
-    starter = asyncio.create_task(_start_policies(catalog, health_servicer), name="policy-start")
+    starter = asyncio.create_task(start_policies(catalog, health_servicer), name="policy-start")
     running = RunningServer(
         server=server,
         host=address.host,
@@ -470,29 +260,3 @@ async def serve(
         yield running
     finally:
         await running.stop()
-
-
-def _start_metrics(config: ServerConfig, metrics: DaemonMetrics) -> MetricsExporter | None:
-    if not config.metrics_address:
-        return None
-    exporter = MetricsExporter.start(config.metrics_address, metrics.registry)
-    if exporter.exposed:
-        log.warning(
-            "metrics on %s are reachable from other machines (plain HTTP, no credentials)",
-            exporter.url,
-        )
-    else:
-        log.info("metrics on %s", exporter.url)
-    return exporter
-
-
-async def _start_policies(catalog: PolicyCatalog, health_servicer: Any) -> None:
-    try:
-        await catalog.start()
-    except Exception:
-        log.exception("a policy failed to start; the daemon stays NOT_SERVING")
-        raise
-    for name in HEALTH_NAMES:
-        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    log.info("policies ready: %s", ", ".join(p.name for p in catalog.policies))
-    notify("READY=1")
