@@ -5,7 +5,12 @@ What tests/apps/probe_app.py is on X11, for a Wayland compositor's own clients: 
 entry, a canvas that takes pointer events, a multi-line text area), logging
 every input event it receives. Run by Debian's /usr/bin/python3:
 
-    python3 gtk_conformance_app.py LOG_PATH
+    python3 gtk_conformance_app.py LOG_PATH [--fullscreen]
+
+--fullscreen: the window asks to be fullscreen, so a compositor that places and
+decorates windows itself (mutter: GTK draws its own title bar and shadow there)
+shows the surface at the output's origin with nothing around it; the widgets keep
+their places, at the surface's top left.
 
 Records (one JSON object per line):
   ready     once shown: widgets {name: [x, y, width, height]} in surface-local
@@ -23,6 +28,7 @@ Records (one JSON object per line):
   focus     a text field took the keyboard focus: widget ("entry" or "area")
   command   the OK button was clicked
   text      a field's text changed: widget, text
+  fullscreen        the compositor made the window fullscreen (--fullscreen only)
 
 Motion events are not compressed (gdk_window_set_event_compression), so every
 motion the compositor sends is logged, as an X server reports each one.
@@ -68,7 +74,7 @@ MULTI_CLICKS = {Gdk.EventType._2BUTTON_PRESS: 2, Gdk.EventType._3BUTTON_PRESS: 3
 
 
 class Probe:
-    def __init__(self, log_path: str) -> None:
+    def __init__(self, log_path: str, fullscreen: bool = False) -> None:
         self.log = open(log_path, "w", buffering=1)  # noqa: SIM115 - for the app's lifetime
         GLib.set_prgname(APP_ID)
         self.window = Gtk.Window(title="holodesk gtk conformance")
@@ -100,6 +106,9 @@ class Probe:
         buffer.connect("changed", lambda b: self.on_text("area", _buffer_text(b)))
         self.window.add(fixed)
         self.window.connect("destroy", Gtk.main_quit)
+        if fullscreen:
+            self.window.connect("window-state-event", self.on_state)
+            self.window.fullscreen()
         self.window.show_all()
         self.window.set_focus(None)  # no field focused: a test's first click focuses one
         GLib.idle_add(self.announce)
@@ -146,6 +155,11 @@ class Probe:
 
         return handler
 
+    def on_state(self, _widget: Any, event: Any) -> bool:
+        if event.changed_mask & event.new_window_state & Gdk.WindowState.FULLSCREEN:
+            self.write({"type": "fullscreen"})
+        return False
+
     def on_focus(self, widget: str) -> bool:
         self.write({"type": "focus", "widget": widget})
         return False
@@ -170,7 +184,7 @@ def _buffer_text(buffer: Any) -> str:
 
 
 def main() -> None:
-    Probe(sys.argv[1])
+    Probe(sys.argv[1], fullscreen="--fullscreen" in sys.argv[2:])
     Gtk.main()
 
 

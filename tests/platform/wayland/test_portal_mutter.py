@@ -3,7 +3,8 @@
 One RemoteDesktop session for the module, its consent dialog answered by the
 GnomePerson (through mutter's own remote desktop API), frames from its PipeWire
 stream, and the platform conformance suite against the Tk probe on mutter's
-XWayland (tests/platform/wayland/portal_suite.py).
+XWayland (tests/platform/wayland/portal_suite.py); the same suite on a native
+Wayland app is test_portal_mutter_native.py.
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ test_conformance = conformance(
         ),
         "browser-keys": (
             "XF86Refresh and XF86Stop do not arrive at the XWayland app (the other browser keys "
-            "do; as on KWin)"
+            "do; as on KWin, and as at the native GTK app: test_portal_mutter_native.py)"
         ),
     }
 )
