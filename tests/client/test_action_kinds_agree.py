@@ -131,7 +131,7 @@ def test_a_completion_reads_back_as_the_daemon_wrote_it() -> None:
         ),
         values_generation.Completion("??", parse_error="no action in the answer"),
     )
-    step = daemon_generation.StepGeneration(messages=(), candidates=completions, chosen=0)
+    step = daemon_generation.StepGeneration(messages=(), completions=completions, chosen=0)
     read = client_convert.generation_from_pb(daemon_convert.generation_to_pb(step))
     assert read.completions == completions
     assert [c.parsed for c in read.completions] == [True, False]

@@ -147,7 +147,7 @@ class GeneratingPolicy(ModelPolicy):
         decision = await super().decide(context)
         generation = StepGeneration(
             messages=(),
-            candidates=(),
+            completions=(),
             chosen=None,
             prompt_tokens=1000 + context.step,
             engine_seconds=0.5,

@@ -81,7 +81,7 @@ async def test_each_session_event_moves_its_series() -> None:
     assert sample(metrics, "holodesk_frame_bytes_sum", rpc="RunSession") == 37 + 5
 
     generation = StepGeneration(
-        messages=(), candidates=(), chosen=None, prompt_tokens=11, completion_tokens=4
+        messages=(), completions=(), chosen=None, prompt_tokens=11, completion_tokens=4
     )
     session.publish(made(Decision((Wait(100),), generation=generation), sent=True, step_seconds=2))
     # Never sent (a done with no actions): a decision all the same, but no latency.

@@ -156,12 +156,12 @@ async def test_the_first_parsing_candidate_is_acted_on_and_all_are_recorded() ->
     assert isinstance(click, Click)
     generation = decision.generation
     assert generation is not None
-    assert [c.text for c in generation.candidates] == ["not json", CLICK, ANSWER]
+    assert [c.text for c in generation.completions] == ["not json", CLICK, ANSWER]
     assert generation.chosen == 1
-    assert generation.candidates[0].parse_error
-    assert generation.candidates[1].parsed
-    assert generation.candidates[2].parsed
-    for candidate in generation.candidates:
+    assert generation.completions[0].parse_error
+    assert generation.completions[1].parsed
+    assert generation.completions[2].parsed
+    for candidate in generation.completions:
         assert len(candidate.token_logprobs) == len(candidate.token_ids) > 0
     assert generation.messages[-1].images  # the prompt as the engine got it
     # Every candidate's tokens count (the scripted engine's tokens are UTF-8 bytes).
@@ -181,7 +181,7 @@ async def test_a_repair_call_samples_as_many_and_its_candidates_follow() -> None
     decision = await policy.decide(context(step=4, sampling=sampling))
     generation = decision.generation
     assert generation is not None
-    assert [c.parsed for c in generation.candidates] == [False, False, True, True]
+    assert [c.parsed for c in generation.completions] == [False, False, True, True]
     assert generation.chosen == 2
     assert decision.attempts == 2
     first, repair = engine.requests
@@ -201,7 +201,7 @@ async def test_no_parsing_candidate_fails_the_step_with_everything_recorded() ->
     assert isinstance(fail, Fail)
     assert decision.generation is not None
     assert decision.generation.chosen is None
-    assert len(decision.generation.candidates) == 4
+    assert len(decision.generation.completions) == 4
 
 
 async def test_session_sampling_overrides_the_dialects_defaults_and_seeds_repeat() -> None:

@@ -434,7 +434,7 @@ def generation_to_pb(generation: StepGeneration) -> agent_pb2.Generation:
                 parsed=c.parsed,
                 parse_error=clip(c.parse_error, limits.REASON_CHARS),
             )
-            for c in generation.candidates
+            for c in generation.completions
         ],
         chosen=generation.chosen or 0,
         prompt_tokens=generation.prompt_tokens,

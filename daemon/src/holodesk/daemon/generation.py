@@ -31,9 +31,10 @@ from holodesk.values.generation import Sampling as Sampling
 class StepGeneration:
     # The prompt exactly as handed to the engine (images as the model sees them).
     messages: tuple[ChatMessage, ...]
-    # Every candidate of the step in sampling order, repair retries included.
-    candidates: tuple[Completion, ...]
-    # Index of the candidate the actions came from; None when none parsed.
+    # Every completion of the step in sampling order, repair retries included (the
+    # wire's Generation.completions, the client's Generation.completions).
+    completions: tuple[Completion, ...]
+    # Index of the completion the actions came from; None when none parsed.
     chosen: int | None
     prompt_tokens: int = 0
     engine_seconds: float = 0.0

@@ -183,7 +183,7 @@ class ModelPolicy:
                     actions=parsed.actions,
                     thought=parsed.thought,
                     note=parsed.note,
-                    raw_output=record.candidates[chosen].text,
+                    raw_output=record.completions[chosen].text,
                     attempts=attempt + 1,
                     generation=record.generation(),
                 )
@@ -296,7 +296,7 @@ class _Record:
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self.engine_seconds = 0.0
-        self.candidates: list[Completion] = []
+        self.completions: list[Completion] = []
         self.chosen: tuple[ParsedStep, int] | None = None
 
     def called(
@@ -309,8 +309,8 @@ class _Record:
 
     def add(self, sample: Sample, parse_error: str, parsed: ParsedStep | None = None) -> None:
         if parsed is not None and self.chosen is None:
-            self.chosen = (parsed, len(self.candidates))
-        self.candidates.append(
+            self.chosen = (parsed, len(self.completions))
+        self.completions.append(
             Completion(
                 text=sample.text,
                 token_ids=sample.token_ids,
@@ -323,7 +323,7 @@ class _Record:
     def generation(self) -> StepGeneration:
         return StepGeneration(
             messages=self.messages,
-            candidates=tuple(self.candidates),
+            completions=tuple(self.completions),
             chosen=None if self.chosen is None else self.chosen[1],
             prompt_tokens=self.prompt_tokens,
             engine_seconds=self.engine_seconds,
