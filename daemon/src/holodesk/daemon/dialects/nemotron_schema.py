@@ -12,10 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from holodesk.daemon.actions import (
-    KeyChord,
-    MouseButton,
-)
+from holodesk.daemon.actions import KeyChord, MouseButton
 from holodesk.daemon.dialects.hdesktop_schema import key_names
 from holodesk.daemon.dialects.spec import DialectSpec
 from holodesk.daemon.dialects.tool_dialect import FunctionTool

@@ -26,13 +26,7 @@ from holodesk.daemon.actions import (
     TypeText,
     Wait,
 )
-from holodesk.daemon.dialects.action_space import (
-    ActionField,
-    ActionForm,
-    ActionSpace,
-    Example,
-    Gap,
-)
+from holodesk.daemon.dialects.action_space import ActionField, ActionForm, ActionSpace, Example, Gap
 from holodesk.daemon.dialects.nemotron_schema import (
     CLICKS,
     DIRECTIONS,

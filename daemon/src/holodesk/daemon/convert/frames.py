@@ -1,0 +1,116 @@
+"""Frames <-> frame.proto: full frames, delta frames (patches on a base) and the
+FrameSpec the daemon asks the client for.
+
+Apart because a frame's checks (size, scale, a delta's empty encoding and data)
+are the frame feature's own, used by frame intake and the computer API alike.
+"""
+
+from __future__ import annotations
+
+import math
+
+from holodesk.daemon.convert.checks import check_limits
+from holodesk.daemon.convert.geometry import rect_from_pb
+from holodesk.daemon.errors import InvalidArgument
+from holodesk.daemon.frames import EncodedFrame, FramePatch, FrameSpec, ImageEncoding
+from holodesk.daemon.geometry import Size
+from holodesk.daemon.session.frame_deltas import FrameDelta
+from holodesk.proto.v1 import frame_pb2
+
+_ENCODINGS: dict[frame_pb2.ImageEncoding.ValueType, ImageEncoding] = {
+    frame_pb2.IMAGE_ENCODING_PNG: ImageEncoding.PNG,
+    frame_pb2.IMAGE_ENCODING_JPEG: ImageEncoding.JPEG,
+    frame_pb2.IMAGE_ENCODING_WEBP: ImageEncoding.WEBP,
+}
+
+_ENCODINGS_PB = {v: k for k, v in _ENCODINGS.items()}
+
+
+def encoding_from_pb(value: int, field: str) -> ImageEncoding:
+    try:
+        return _ENCODINGS[frame_pb2.ImageEncoding.ValueType(value)]
+    except KeyError:
+        raise InvalidArgument(field, f"unsupported image encoding {value}") from None
+
+
+def frame_from_pb(frame: frame_pb2.Frame, field: str) -> EncodedFrame:
+    """A full frame; delta fields are refused (see frame_delta_from_pb)."""
+    check_limits(frame, field)
+    if frame.base_frame_id:
+        raise InvalidArgument(
+            f"{field}.base_frame_id",
+            "delta frames are only accepted in a session's observations, when its "
+            "FrameSpec.accept_deltas is set; send a full frame here",
+        )
+    if frame.patches:
+        raise InvalidArgument(
+            f"{field}.patches", "patches need base_frame_id (the frame they are painted on)"
+        )
+    scale = _frame_scale(frame, field)
+    return EncodedFrame(
+        frame_id=frame.frame_id,
+        size=Size(frame.size.width, frame.size.height),
+        encoding=encoding_from_pb(frame.encoding, f"{field}.encoding"),
+        data=frame.data,
+        display_id=frame.display_id,
+        source=rect_from_pb(frame.source) if frame.HasField("source") else None,
+        scale_factor=scale,
+    )
+
+
+def _frame_scale(frame: frame_pb2.Frame, field: str) -> float:
+    """Checks the size is set too; returns the scale factor (unset: 1.0)."""
+    if not frame.HasField("size") or frame.size.width == 0 or frame.size.height == 0:
+        raise InvalidArgument(f"{field}.size", "width and height must be set")
+    scale = frame.scale_factor if frame.scale_factor != 0 else 1.0
+    if not math.isfinite(scale) or scale <= 0:
+        raise InvalidArgument(f"{field}.scale_factor", f"must be positive, got {scale}")
+    return scale
+
+
+def frame_delta_from_pb(frame: frame_pb2.Frame, field: str) -> FrameDelta:
+    """A delta frame (base_frame_id set): its image lives in the patches alone."""
+    check_limits(frame, field)
+    scale = _frame_scale(frame, field)
+    if frame.encoding != frame_pb2.IMAGE_ENCODING_UNSPECIFIED:
+        raise InvalidArgument(
+            f"{field}.encoding",
+            "must be unset in a delta frame (base_frame_id is set): each patch has its own",
+        )
+    if frame.data:
+        raise InvalidArgument(
+            f"{field}.data",
+            "must be empty in a delta frame (base_frame_id is set): the patches carry the pixels",
+        )
+    patches = []
+    for index, patch in enumerate(frame.patches):
+        where = f"{field}.patches[{index}]"
+        if not patch.HasField("rect"):
+            raise InvalidArgument(f"{where}.rect", "must be set")
+        patches.append(
+            FramePatch(
+                rect=rect_from_pb(patch.rect),
+                encoding=encoding_from_pb(patch.encoding, f"{where}.encoding"),
+                data=patch.data,
+            )
+        )
+    return FrameDelta(
+        frame_id=frame.frame_id,
+        size=Size(frame.size.width, frame.size.height),
+        base_frame_id=frame.base_frame_id,
+        patches=tuple(patches),
+        display_id=frame.display_id,
+        source=rect_from_pb(frame.source) if frame.HasField("source") else None,
+        scale_factor=scale,
+    )
+
+
+def frame_spec_to_pb(spec: FrameSpec) -> frame_pb2.FrameSpec:
+    return frame_pb2.FrameSpec(
+        max_width=spec.max_width,
+        max_height=spec.max_height,
+        encoding=_ENCODINGS_PB[spec.encoding],
+        quality=spec.quality,
+        max_bytes=spec.max_bytes,
+        accept_deltas=spec.accept_deltas,
+    )
