@@ -70,8 +70,16 @@ def test_kwin_streams_no_pixels(backend: Backend, target: SettledTarget) -> None
     # size, then sends only empty buffers flagged corrupted (cursor metadata), none with
     # pixels, when windows map or the pointer moves (seen with gst-launch's fakesink
     # silent=false: "0 bytes ... flags: discont corrupted"), with OpenGL (llvmpipe) or
-    # QPainter compositing alike. When a KWin sends frames, this fails: then run
-    # portal_suite's frame tests here too.
+    # QPainter compositing alike. Why (gdb attached to kwin_wayland while a window
+    # mapped and the pointer moved 30 times): KWin composited and painted the output
+    # 32 times, but never emitted KWin::Output::outputChange, the signal its
+    # ScreencastManager records a frame on (0 hits), so no frame was ever recorded;
+    # all 30 buffers it queued came from Cursors::positionChanged (cursor-only
+    # updates). Its log (QT_LOGGING_RULES=kwin_screencast.debug=true) shows a normal
+    # stream: memfd buffers (no DMA-BUF), paused -> streaming, no warning. Asking for
+    # cursor_mode Embedded, or nesting KWin on an Xvfb (--x11-display) instead of
+    # --virtual, changed nothing. A client cannot change that; when a KWin sends
+    # frames, this fails: then run portal_suite's frame tests here too.
     assert backend.screen.displays()[0].bounds == Region(0, 0, 1280, 800)
     backend.input.move(*target.push_button())
     with pytest.raises(CaptureError, match="sent no frame"):
