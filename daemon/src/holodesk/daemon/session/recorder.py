@@ -5,9 +5,9 @@ session); from there the recorder is an observer of the session's event stream
 (session_events.py, registered in SessionRegistry.observers): FrameTaken (the full
 image the policy sees, rebuilt from a delta frame where the client sent one),
 ActionsMade (the Actions message as made, the prompt), ObservationRead (results,
-user reply); the registry's listener `session_left` writes the end. This module
-is the only place that turns contract messages into the recording's JSON objects
-(``json_format.MessageToDict(preserving_proto_field_name=True)``).
+user reply); the registry's listener `session_left` writes the end. What each
+write holds (the manifest, the JSON of a message, the prompt, a flattened frame) is
+recording_content.py's; this module is when and where it is written.
 
 Blocking file I/O (every event is fsync'd) never runs on the event loop: each recording
 has an ordered queue drained by one task that hands the writes to a small thread pool
@@ -15,7 +15,7 @@ of its own, so the order of events is kept and other sessions never wait on a di
 failing disk stops that recording (logged once), never its session.
 
 Sessions that left the registry are remembered (principal, recording) in a bounded map
-with a TTL, so AgentService.ReportReward can reach them after they ended.
+with a TTL (ended_sessions.py), so AgentService.ReportReward can reach them after they ended.
 """
 
 from __future__ import annotations
@@ -25,21 +25,23 @@ import concurrent.futures
 import logging
 import os
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import platformdirs
-from google.protobuf import json_format
-from google.protobuf.message import Message
 
-from holodesk.daemon import convert, frame_pixels
-from holodesk.daemon.engines.base import ChatMessage, ImagePart, TextPart
 from holodesk.daemon.errors import FailedPrecondition
 from holodesk.daemon.frames import EncodedFrame, FrameSpec
 from holodesk.daemon.policies.base import Decision, Policy
+from holodesk.daemon.session.ended_sessions import ENDED_CAPACITY, ENDED_TTL_S, Ended, EndedSessions
+from holodesk.daemon.session.recording_content import (
+    manifest_for,
+    prompt_dicts,
+    to_dict,
+    write_frame,
+)
 from holodesk.daemon.session.session_events import (
     ActionsMade,
     FrameTaken,
@@ -47,15 +49,24 @@ from holodesk.daemon.session.session_events import (
     SessionEvent,
 )
 from holodesk.daemon.session.sessions import Session
-from holodesk.data.format import Manifest, RecordingError, make_recording_id
+from holodesk.data.format import RecordingError
 from holodesk.data.writer import RecordingWriter, prepare_root
 from holodesk.proto.v1 import action_pb2, agent_pb2
 
+__all__ = [
+    "DRAIN_TIMEOUT_S",
+    "ENDED_CAPACITY",
+    "ENDED_TTL_S",
+    "IO_THREADS",
+    "Recorder",
+    "RewardTarget",
+    "default_record_dir",
+    "prompt_dicts",
+    "to_dict",
+]
+
 log = logging.getLogger(__name__)
 
-# How many ended sessions ReportReward can still reach, and for how long.
-ENDED_CAPACITY = 10_000
-ENDED_TTL_S = 24 * 3600.0
 # Threads doing recordings' file I/O (fsync-bound; shared by every recording).
 IO_THREADS = 4
 # How long the daemon's stop waits for recordings to reach the disk.
@@ -65,11 +76,6 @@ DRAIN_TIMEOUT_S = 30.0
 def default_record_dir() -> Path:
     """The per-user data directory's recordings folder (e.g. ~/.local/share/holodesk/recordings)."""
     return Path(platformdirs.user_data_dir("holodesk")) / "recordings"
-
-
-def to_dict(message: Message) -> dict[str, Any]:
-    """A contract message as the recording stores it."""
-    return json_format.MessageToDict(message, preserving_proto_field_name=True)
 
 
 # A write for the recording's thread, and where to report its end (None: nowhere).
@@ -84,13 +90,6 @@ class _Track:
     queue: asyncio.Queue[_Job | None] = field(default_factory=asyncio.Queue)
     worker: asyncio.Task[None] | None = None
     failed: bool = False
-
-
-@dataclass
-class _Ended:
-    principal: str
-    track: _Track | None
-    left_at: float
 
 
 @dataclass(frozen=True)
@@ -113,9 +112,7 @@ class Recorder:
         self.root = Path(root) if root else default_record_dir()
         self.default_on = default_on
         self._live: dict[str, _Track] = {}
-        self._ended: OrderedDict[str, _Ended] = OrderedDict()
-        self._capacity = ended_capacity
-        self._ttl = ended_ttl_s
+        self._ended: EndedSessions[_Track] = EndedSessions(ended_capacity, ended_ttl_s)
         self._pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=IO_THREADS, thread_name_prefix="recorder"
         )
@@ -147,21 +144,7 @@ class Recorder:
         created fails the session (FAILED_PRECONDITION); by default it is only logged."""
         if not self.wants(start.recording) or session.session_id in self._live:
             return
-        manifest = Manifest(
-            recording_id=make_recording_id(session.session_id, session.started_at),
-            session_id=session.session_id,
-            task=session.task,
-            policy=policy.name,
-            dialect=_text_attribute(getattr(policy, "dialect", None), "name"),
-            model=_text_attribute(getattr(policy, "engine", None), "model"),
-            principal=session.principal,
-            # A copy: the manifest is the writer's to change, the session's is not.
-            client=session.request.client.model_copy(),
-            displays=[to_dict(display) for display in start.displays],
-            frame_spec=to_dict(convert.frame_spec_to_pb(spec)),
-            sampling=to_dict(start.sampling) if start.HasField("sampling") else None,
-            started_at=session.started_at,
-        )
+        manifest = manifest_for(session, start, policy, spec)
         try:
             writer = await self._run(RecordingWriter.create, self.root, manifest)
         except RecordingError as exc:
@@ -198,7 +181,7 @@ class Recorder:
         if track is None:
             return
         step = session.step + 1  # now: the job runs later, after the step is counted
-        track.queue.put_nowait((lambda: _write_frame(track.writer, step, frame), None))
+        track.queue.put_nowait((lambda: write_frame(track.writer, step, frame), None))
 
     def actions(
         self,
@@ -274,13 +257,13 @@ class Recorder:
             else:  # not expected: the registry removes ended sessions only
                 track.queue.put_nowait((track.writer.close, None))
             track.queue.put_nowait(None)
-        self._remember(session.session_id, _Ended(session.principal, track, time.monotonic()))
+        self._ended.remember(session.session_id, Ended(session.principal, track, time.monotonic()))
 
     # Rewards ------------------------------------------------------------------------
 
     def ended_target(self, session_id: str) -> RewardTarget | None:
         """An ended session still remembered, or None."""
-        self._expire()
+        self._ended.expire()
         ended = self._ended.get(session_id)
         if ended is None:
             return None
@@ -361,72 +344,6 @@ class Recorder:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._pool, lambda: function(*args))
 
-    def _remember(self, session_id: str, ended: _Ended) -> None:
-        self._ended[session_id] = ended
-        self._ended.move_to_end(session_id)
-        while len(self._ended) > self._capacity:
-            self._ended.popitem(last=False)
-        self._expire()
-
-    def _expire(self) -> None:
-        cutoff = time.monotonic() - self._ttl
-        while self._ended:
-            first = next(iter(self._ended.values()))
-            if first.left_at >= cutoff:
-                break
-            self._ended.popitem(last=False)
-
-
-def prompt_dicts(
-    messages: Sequence[ChatMessage], frames: Sequence[EncodedFrame]
-) -> list[dict[str, Any]]:
-    """The engine's prompt with each image replaced by its frame id and model size.
-
-    A dialect puts one image per frame of the window, oldest first, the current screen
-    last; the images are matched to the window's frames by that order, from the end.
-    """
-    images = [
-        part for message in messages for part in message.content if isinstance(part, ImagePart)
-    ]
-    offset = len(frames) - len(images)
-    index = 0
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        content: list[dict[str, Any]] = []
-        for part in message.content:
-            if isinstance(part, TextPart):
-                content.append({"type": "text", "text": part.text})
-            elif isinstance(part, ImagePart):
-                position = offset + index
-                index += 1
-                frame_id = frames[position].frame_id if 0 <= position < len(frames) else ""
-                content.append(
-                    {
-                        "type": "image",
-                        "frame_id": frame_id,
-                        "width": part.width,
-                        "height": part.height,
-                    }
-                )
-        entry: dict[str, Any] = {"role": message.role, "content": content}
-        # A tool-calling dialect's turns: the calls the model made and which call a
-        # tool turn answers (format.PromptMessage); without them its history reads
-        # as text with no calls.
-        if message.tool_calls:
-            entry["tool_calls"] = [
-                {"id": call.id, "name": call.name, "arguments": call.arguments}
-                for call in message.tool_calls
-            ]
-        if message.tool_call_id:
-            entry["tool_call_id"] = message.tool_call_id
-        out.append(entry)
-    return out
-
-
-def _text_attribute(owner: object, name: str) -> str | None:
-    value = getattr(owner, name, None) if owner is not None else None
-    return value if isinstance(value, str) and value else None
-
 
 def _quietly(function: Callable[[], object]) -> Callable[[], None]:
     """The function, its failure logged (with its traceback, at debug) and not raised:
@@ -449,23 +366,3 @@ def _as_recording_error(exc: Exception) -> RecordingError:
     error = RecordingError(str(exc))
     error.__cause__ = exc
     return error
-
-
-def _write_frame(writer: RecordingWriter, step: int, frame: EncodedFrame) -> None:
-    """A recording holds each screen as one image: a rebuilt frame's patches are
-    painted in and encoded here, in the writer's thread, never on the event loop."""
-    flat = frame_pixels.standalone(frame)
-    source = flat.source
-    writer.write_frame(
-        step,
-        flat.frame_id,
-        flat.data,
-        encoding=flat.encoding.value,
-        width=flat.size.width,
-        height=flat.size.height,
-        display_id=flat.display_id,
-        source=None
-        if source is None
-        else {"x": source.x, "y": source.y, "width": source.width, "height": source.height},
-        scale_factor=flat.scale_factor,
-    )
