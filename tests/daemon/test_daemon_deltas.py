@@ -474,7 +474,11 @@ def test_deltas_are_on_by_default_and_a_flag_turns_them_off() -> None:
     assert not config_from_args(build_parser().parse_args(["--no-frame-deltas"])).frame_deltas
 
 
-def _chain_of(steps: int, patch_for: Callable[[int], Image.Image]) -> list[EncodedFrame]:
+def _chain_of(
+    steps: int,
+    patch_for: Callable[[int], Image.Image],
+    screens: DecodedScreens | None = None,
+) -> list[EncodedFrame]:
     """`steps` deltas, each painting patch_for(i) at (i % 50, i % 40) of the one before."""
     base = EncodedFrame(
         "f0", Size(WIDTH, HEIGHT), ImageEncoding.PNG, encode(noise(WIDTH, HEIGHT, 0))
@@ -489,7 +493,8 @@ def _chain_of(steps: int, patch_for: Callable[[int], Image.Image]) -> list[Encod
             base_frame_id=frames[-1].frame_id,
             patches=(FramePatch(rect, ImageEncoding.PNG, encode(pixels)),),
         )
-        frames.append(asyncio.run(frame_deltas.resolve(wire, frames[-1:], FrameLimits(), "f")))
+        resolved = frame_deltas.resolve(wire, frames[-1:], FrameLimits(), "f", screens)
+        frames.append(asyncio.run(resolved))
     return frames
 
 
@@ -616,21 +621,7 @@ def test_a_chain_rebuilt_on_screens_that_left_the_raw_tier_shows_exactly_its_pat
     def patch_for(index: int) -> Image.Image:
         return noise(10 + index, 7, seed=index)
 
-    base = EncodedFrame(
-        "f0", Size(WIDTH, HEIGHT), ImageEncoding.PNG, encode(noise(WIDTH, HEIGHT, 0))
-    )
-    frames = [base]
-    for index in range(1, 6):
-        pixels = patch_for(index)
-        rect = Rect(index % 50, index % 40, pixels.width, pixels.height)
-        wire = frame_deltas.FrameDelta(
-            frame_id=f"f{index}",
-            size=base.size,
-            base_frame_id=frames[-1].frame_id,
-            patches=(FramePatch(rect, ImageEncoding.PNG, encode(pixels)),),
-        )
-        frame = asyncio.run(frame_deltas.resolve(wire, frames[-1:], FrameLimits(), "f", screens))
-        frames.append(frame)
+    frames = _chain_of(5, patch_for, screens)
     assert screens.unpacks == 0  # f2 on: painted packed (f1 decoded f0, which was not kept)
     expected = _expected(frames, patch_for)
     # A session keeps its newest few screens.
