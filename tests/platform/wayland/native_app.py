@@ -15,12 +15,15 @@ import os
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
+import pytest
+
 from holodesk.platform.base import Backend, Region
-from tests.platform.conformance import Motion
+from tests.platform.conformance import CASES, Case, Motion
 from tests.platform.wayland.desktops import HeadlessDesktop
+from tests.platform.wayland.portal_suite import KNOWN_LIMIT_WAIT_S
 from tests.platform.wlroots.gtk_probe import (
     INSTALL_FIX,
     SYSTEM_PYTHON,
@@ -99,3 +102,48 @@ def settled_target(backend: Backend, app: GtkProbe) -> NativeTarget:
 
 def _arrived(target: GtkTarget, motion: Motion) -> Callable[[], bool]:
     return lambda: motion in target.of(Motion)
+
+
+# The fixtures and the suite below serve every native module (mutter's, KWin's): each
+# gives its own `desktop` and `backend` fixtures and imports these.
+
+
+@pytest.fixture
+def native_app(desktop: HeadlessDesktop, tmp_path: Path) -> Iterator[GtkProbe]:
+    """A fresh fullscreen app per case on the module's desktop."""
+    try:
+        app = start_native_app(desktop, tmp_path / "gtk.log")
+    except GtkUnavailableError as error:
+        pytest.fail(f"the native Wayland app cannot run here: {error}")
+    yield app
+    app.stop()
+
+
+@pytest.fixture
+def target(backend: Backend, native_app: GtkProbe) -> Iterator[NativeTarget]:
+    """The app, settled; whatever a failed check left held is released afterwards."""
+    try:
+        yield settled_target(backend, native_app)
+    finally:
+        backend.input.release_all()
+
+
+def native_conformance(limits: Mapping[str, str]) -> Callable[..., None]:
+    """The conformance suite over CASES (drag-path too: the native app gets every
+    motion) on the module's `backend`, with `limits` xfailed, strictly."""
+    unknown = set(limits) - {case.id for case in CASES}
+    if unknown:
+        raise ValueError(f"no conformance cases named {sorted(unknown)}")
+
+    def marks(case: Case) -> tuple[pytest.MarkDecorator, ...]:
+        if case.id in limits:
+            return (pytest.mark.xfail(reason=limits[case.id], strict=True),)
+        return ()
+
+    @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=marks(c)) for c in CASES])
+    def test_conformance(case: Case, target: NativeTarget) -> None:
+        if case.id in limits:
+            target.wait_cap_s = KNOWN_LIMIT_WAIT_S
+        case.run(target)
+
+    return test_conformance

@@ -13,19 +13,17 @@ installed), so nobody has to answer here; the dialog path is tested on GNOME.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import pytest
 
 from holodesk.platform.base import Backend, Region
 from holodesk.platform.errors import CaptureError
-from holodesk.platform.wayland.portal import PortalUnavailableError
-from holodesk.platform.wayland.portal_route import open_portal_route
 from holodesk.platform.wayland.tokens import TokenStore
 from tests.platform.conformance import SCROLLS
 from tests.platform.wayland.conftest import start_desktop
 from tests.platform.wayland.desktops import HeadlessDesktop
+from tests.platform.wayland.kde_portal import open_kde_route
 from tests.platform.wayland.portal_suite import (  # noqa: F401 - collected here
     SettledTarget,
     conformance,
@@ -50,17 +48,7 @@ def backend(
     desktop: HeadlessDesktop, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Backend]:
     tokens = TokenStore(tmp_path_factory.mktemp("kde-state") / "tokens.json")
-    # Just started, xdg-desktop-portal-kde answers "Invalid session" until it has
-    # bound KWin's screencast protocol (its CreateSession fails, the frontend's does not).
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            opened = open_portal_route(desktop.bus_address, tokens, consent_timeout_s=30)
-            break
-        except PortalUnavailableError as error:
-            if "Invalid session" not in error.cause or time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
+    opened = open_kde_route(desktop, tokens)
     yield opened
     opened.close()
 

@@ -10,22 +10,20 @@ XWayland runs the same suite in test_portal_kwin.py.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from holodesk.platform.base import Backend
-from holodesk.platform.wayland.portal import PortalUnavailableError
-from holodesk.platform.wayland.portal_route import open_portal_route
 from holodesk.platform.wayland.tokens import TokenStore
-from tests.platform.conformance import CASES, Case
 from tests.platform.wayland.conftest import start_desktop
 from tests.platform.wayland.desktops import HeadlessDesktop
-from tests.platform.wayland.native_app import NativeTarget, settled_target, start_native_app
-from tests.platform.wayland.portal_suite import KNOWN_LIMIT_WAIT_S
-from tests.platform.wlroots.gtk_probe import GtkProbe, GtkUnavailableError
+from tests.platform.wayland.kde_portal import open_kde_route
+from tests.platform.wayland.native_app import (  # noqa: F401 - fixtures collected here
+    native_app,
+    native_conformance,
+    target,
+)
 
 pytestmark = pytest.mark.portal_desktop
 
@@ -42,37 +40,9 @@ def backend(
     desktop: HeadlessDesktop, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Backend]:
     tokens = TokenStore(tmp_path_factory.mktemp("kde-state") / "tokens.json")
-    # Just started, xdg-desktop-portal-kde answers "Invalid session" until it has
-    # bound KWin's screencast protocol (as in test_portal_kwin.py).
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            opened = open_portal_route(desktop.bus_address, tokens, consent_timeout_s=30)
-            break
-        except PortalUnavailableError as error:
-            if "Invalid session" not in error.cause or time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
+    opened = open_kde_route(desktop, tokens)
     yield opened
     opened.close()
-
-
-@pytest.fixture
-def native_app(desktop: HeadlessDesktop, tmp_path: Path) -> Iterator[GtkProbe]:
-    try:
-        app = start_native_app(desktop, tmp_path / "gtk.log")
-    except GtkUnavailableError as error:
-        pytest.fail(f"the native Wayland app cannot run here: {error}")
-    yield app
-    app.stop()
-
-
-@pytest.fixture
-def target(backend: Backend, native_app: GtkProbe) -> Iterator[NativeTarget]:
-    try:
-        yield settled_target(backend, native_app)
-    finally:
-        backend.input.release_all()
 
 
 # What KWin 5.27 with xdg-desktop-portal-kde 5.27 itself does not do through the portal,
@@ -107,14 +77,4 @@ KWIN_LIMITS = {
 }
 
 
-def _marks(case: Case) -> tuple[pytest.MarkDecorator, ...]:
-    if case.id in KWIN_LIMITS:
-        return (pytest.mark.xfail(reason=KWIN_LIMITS[case.id], strict=True),)
-    return ()
-
-
-@pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=_marks(c)) for c in CASES])
-def test_conformance(case: Case, target: NativeTarget) -> None:
-    if case.id in KWIN_LIMITS:
-        target.wait_cap_s = KNOWN_LIMIT_WAIT_S
-    case.run(target)
+test_conformance = native_conformance(KWIN_LIMITS)

@@ -11,19 +11,19 @@ mutter's XWayland runs the same suite in test_portal_mutter.py.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from holodesk.platform.base import Backend
 from holodesk.platform.wayland.tokens import TokenStore
-from tests.platform.conformance import CASES, Case
 from tests.platform.wayland.conftest import start_desktop
 from tests.platform.wayland.desktops import HeadlessDesktop
 from tests.platform.wayland.gnome_person import GnomePerson, open_allowed
-from tests.platform.wayland.native_app import NativeTarget, settled_target, start_native_app
-from tests.platform.wayland.portal_suite import KNOWN_LIMIT_WAIT_S
-from tests.platform.wlroots.gtk_probe import GtkProbe, GtkUnavailableError
+from tests.platform.wayland.native_app import (  # noqa: F401 - fixtures collected here
+    native_app,
+    native_conformance,
+    target,
+)
 
 pytestmark = pytest.mark.portal_desktop
 
@@ -49,24 +49,6 @@ def backend(
         person.close()
     yield opened
     opened.close()
-
-
-@pytest.fixture
-def native_app(desktop: HeadlessDesktop, tmp_path: Path) -> Iterator[GtkProbe]:
-    try:
-        app = start_native_app(desktop, tmp_path / "gtk.log")
-    except GtkUnavailableError as error:
-        pytest.fail(f"the native Wayland app cannot run here: {error}")
-    yield app
-    app.stop()
-
-
-@pytest.fixture
-def target(backend: Backend, native_app: GtkProbe) -> Iterator[NativeTarget]:
-    try:
-        yield settled_target(backend, native_app)
-    finally:
-        backend.input.release_all()
 
 
 # What mutter 43 itself does not do through a RemoteDesktop session: the same six
@@ -95,16 +77,6 @@ MUTTER_LIMITS = {
 }
 
 
-def _marks(case: Case) -> tuple[pytest.MarkDecorator, ...]:
-    if case.id in MUTTER_LIMITS:
-        return (pytest.mark.xfail(reason=MUTTER_LIMITS[case.id], strict=True),)
-    return ()
-
-
-@pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=_marks(c)) for c in CASES])
-def test_conformance(case: Case, target: NativeTarget) -> None:
-    """Every case, drag-path too (every motion of a fast drag arrives: GTK compresses
-    none, and mutter forwards each portal motion)."""
-    if case.id in MUTTER_LIMITS:
-        target.wait_cap_s = KNOWN_LIMIT_WAIT_S
-    case.run(target)
+# Every case, drag-path too: every motion of a fast drag arrives (GTK compresses
+# none, and mutter forwards each portal motion).
+test_conformance = native_conformance(MUTTER_LIMITS)

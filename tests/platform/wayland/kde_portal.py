@@ -1,0 +1,30 @@
+"""The portal route opened on a just-started headless KDE (KWin 5.27, xdg-desktop-portal-kde).
+
+xdg-desktop-portal-kde answers "Invalid session" until it has bound KWin's
+screencast protocol (its CreateSession fails, the frontend's does not), so a
+module that opens the route right after starting the desktop retries that one
+refusal for a while; any other refusal is the test's error at once.
+"""
+
+from __future__ import annotations
+
+import time
+
+from holodesk.platform.base import Backend
+from holodesk.platform.wayland.portal import PortalUnavailableError
+from holodesk.platform.wayland.portal_route import open_portal_route
+from holodesk.platform.wayland.tokens import TokenStore
+from tests.platform.wayland.desktops import HeadlessDesktop
+
+READY_TIMEOUT_S = 30.0
+
+
+def open_kde_route(desktop: HeadlessDesktop, tokens: TokenStore) -> Backend:
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while True:
+        try:
+            return open_portal_route(desktop.bus_address, tokens, consent_timeout_s=30)
+        except PortalUnavailableError as error:
+            if "Invalid session" not in error.cause or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
