@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from holodesk.platform import select
 from holodesk.platform.wayland.session import detect_wayland
 
 if TYPE_CHECKING:
@@ -35,7 +36,8 @@ if TYPE_CHECKING:
 
 Problem = tuple[str, str]
 
-BACKEND_ENV = "HOLODESK_PLATFORM_BACKEND"  # as holodesk.platform.select reads it
+# The variable that names a backend: select.py reads it, this rule's advice names it.
+BACKEND_ENV = select.ENV_VAR
 
 
 @dataclass(frozen=True)
