@@ -107,11 +107,11 @@ def start_portal(bus: str, xvfb: str, tmp_path: Path) -> Iterator[StartPortal]:
 # (their marker, portal_desktop, is registered in pyproject.toml: tests/e2e uses it too)
 
 
-def start_desktop(kind: str) -> Any:
+def start_desktop(kind: str, **options: Any) -> Any:
     """HeadlessDesktop.start, failing the test (never skipping it) when it cannot start here."""
     from tests.platform.wayland.desktops import DesktopUnavailableError, HeadlessDesktop
 
     try:
-        return HeadlessDesktop.start(kind)
+        return HeadlessDesktop.start(kind, **options)
     except DesktopUnavailableError as error:
         pytest.fail(f"a headless {kind} desktop cannot start here: {error}")

@@ -27,6 +27,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from holodesk.platform.wayland.kwin_screenshot import NO_CHECKS_ENV
+
 START_TIMEOUT_S = 30.0
 INSTALL_FIX = {
     "mutter": "apt-get install mutter xdg-desktop-portal xdg-desktop-portal-gnome pipewire "
@@ -54,6 +56,7 @@ BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Config
   </policy>
 </busconfig>
 """
+X11_SOCKETS = Path("/tmp/.X11-unix")
 _MUTTER_X = re.compile(r"Using public X11 display (:\d+)")
 
 
@@ -72,15 +75,25 @@ class HeadlessDesktop:
     x_display: str
     width: int
     height: int
+    # KWin only: let any client take screenshots through org.kde.KWin.ScreenShot2 (what
+    # a headless KWin for agents sets), else only the ones its desktop files trust.
+    screenshots_for_anyone: bool = False
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     @classmethod
-    def start(cls, kind: str, width: int = 1280, height: int = 800) -> HeadlessDesktop:
+    def start(
+        cls,
+        kind: str,
+        width: int = 1280,
+        height: int = 800,
+        *,
+        screenshots_for_anyone: bool = False,
+    ) -> HeadlessDesktop:
         if kind not in BACKENDS:
             raise ValueError(f"kind must be one of {', '.join(BACKENDS)}, not {kind!r}")
         runtime = Path(tempfile.mkdtemp(prefix=f"holodesk-{kind}-"))
         runtime.chmod(0o700)
-        desktop = cls(kind, runtime, "", "", "", width, height)
+        desktop = cls(kind, runtime, "", "", "", width, height, screenshots_for_anyone)
         try:
             desktop._start_all()
         except BaseException:
@@ -167,6 +180,12 @@ class HeadlessDesktop:
 
     def _start_compositor(self) -> None:
         size = (self.width, self.height)
+        # Both XWaylands listen in /tmp/.X11-unix but, unlike Xvfb, neither makes it: on a
+        # fresh machine where no X server ran before, KWin aborts ("Failed to establish X11
+        # socket") and mutter runs without XWayland.
+        if not X11_SOCKETS.is_dir():
+            X11_SOCKETS.mkdir()
+            X11_SOCKETS.chmod(0o1777)  # as X servers make it: anyone's socket, theirs alone
         if self.kind == "mutter":
             if shutil.which("mutter") is None:
                 raise DesktopUnavailableError(f"mutter is not installed: {INSTALL_FIX['mutter']}")
@@ -183,7 +202,8 @@ class HeadlessDesktop:
             copy.chmod(0o755)
             command = [str(copy), "--virtual", "--width", str(size[0]), "--height", str(size[1])]
             command += ["--xwayland", "--socket", "wayland-0"]
-        self._spawn("compositor", command)
+        trust = {NO_CHECKS_ENV: "1"} if self.screenshots_for_anyone else {}
+        self._spawn("compositor", command, extra_env=trust)
         self._wait(lambda: (self.runtime_dir / "wayland-0").exists(), "the Wayland socket")
         self.wayland_display = "wayland-0"
         self.x_display = self._find_x_display()
@@ -287,13 +307,17 @@ class HeadlessDesktop:
         return result.returncode == 0
 
     def _spawn(
-        self, name: str, command: list[str], stdout: int | None = None
+        self,
+        name: str,
+        command: list[str],
+        stdout: int | None = None,
+        extra_env: dict[str, str] | None = None,
     ) -> subprocess.Popen[bytes]:
         log = (self.log_dir / f"{name}.log").open("wb")
         try:
             process = subprocess.Popen(
                 command,
-                env=self.environ(),
+                env=self.environ() | (extra_env or {}),
                 stdin=subprocess.DEVNULL,
                 stdout=stdout if stdout is not None else log,
                 stderr=log,

@@ -9,6 +9,7 @@ refusal for a while; any other refusal is the test's error at once.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from holodesk.platform.base import Backend
 from holodesk.platform.wayland.portal import PortalUnavailableError
@@ -19,11 +20,12 @@ from tests.platform.wayland.desktops import HeadlessDesktop
 READY_TIMEOUT_S = 30.0
 
 
-def open_kde_route(desktop: HeadlessDesktop, tokens: TokenStore) -> Backend:
+def open_kde_route(desktop: HeadlessDesktop, tokens: TokenStore, **options: Any) -> Backend:
+    """`open_portal_route` on the desktop (`options` are its own), once KDE's portal is ready."""
     deadline = time.monotonic() + READY_TIMEOUT_S
     while True:
         try:
-            return open_portal_route(desktop.bus_address, tokens, consent_timeout_s=30)
+            return open_portal_route(desktop.bus_address, tokens, consent_timeout_s=30, **options)
         except PortalUnavailableError as error:
             if "Invalid session" not in error.cause or time.monotonic() > deadline:
                 raise

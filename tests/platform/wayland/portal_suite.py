@@ -107,14 +107,13 @@ def probe(
     log = tmp_path_factory.mktemp("probe") / "probe.log"
     app = ProbeApp.start(desktop.x_display, log, x=40, y=30)
     try:
-        if desktop.kind == "mutter":
-            # Input during mutter's map animation is lost: wait until the stream shows
-            # the window drawn in place (KWin's stream has no pixels: see its tests).
-            region = _swatch_inside(app)
-            TkTarget(backend, app).wait(
-                lambda: _colours(backend.screen.grab(region)) == {_rgb(app.colors["swatch"])},
-                "the probe window drawn in place",
-            )
+        # Input during a map animation is lost: wait until the screen shows the window
+        # drawn in place.
+        region = _swatch_inside(app)
+        TkTarget(backend, app).wait(
+            lambda: _colours(backend.screen.grab(region)) == {_rgb(app.colors["swatch"])},
+            "the probe window drawn in place",
+        )
         yield app
     finally:
         app.stop()

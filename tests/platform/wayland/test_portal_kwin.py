@@ -1,9 +1,12 @@
 """The portal route on a real headless KDE: KWin 5.27 (--virtual), xdg-desktop-portal-kde, PipeWire.
 
-One RemoteDesktop session for the module and the platform conformance suite
-against the Tk probe on KWin's XWayland (tests/platform/wayland/portal_suite.py).
-KWin's stream carries no pixels here (test_kwin_streams_no_pixels), so the
-frame checks run on mutter only.
+One RemoteDesktop session for the module, the frame checks and the platform
+conformance suite against the Tk probe on KWin's XWayland
+(tests/platform/wayland/portal_suite.py). KWin's stream carries no pixels here
+(test_kwin_streams_no_pixels), so the route's auto capture reads KWin's
+ScreenShot2 instead, which this KWin lets anyone use (started with
+KWIN_SCREENSHOT_NO_PERMISSION_CHECKS=1, as a headless KWin for agents is);
+one that does not is test_portal_kwin_native.py's.
 
 Consent: with Debian 12's packages as tools/setup.sh installs them (no
 recommends), xdg-desktop-portal-kde 5.27 starts the session without showing a
@@ -14,11 +17,14 @@ installed), so nobody has to answer here; the dialog path is tested on GNOME.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from holodesk.platform.base import Backend, Region
 from holodesk.platform.errors import CaptureError
+from holodesk.platform.wayland.cast_screen import CastScreen
+from holodesk.platform.wayland.screenshot import WaylandScreen
 from holodesk.platform.wayland.tokens import TokenStore
 from tests.platform.conformance import SCROLLS
 from tests.platform.wayland.conftest import start_desktop
@@ -31,6 +37,8 @@ from tests.platform.wayland.portal_suite import (  # noqa: F401 - collected here
     target,
     test_displays_come_from_the_stream,
     test_drag_path,
+    test_frames_follow_what_input_changes,
+    test_frames_show_the_probe_window,
 )
 
 pytestmark = pytest.mark.portal_desktop
@@ -38,7 +46,7 @@ pytestmark = pytest.mark.portal_desktop
 
 @pytest.fixture(scope="module")
 def desktop() -> Iterator[HeadlessDesktop]:
-    running = start_desktop("kwin")
+    running = start_desktop("kwin", screenshots_for_anyone=True)
     yield running
     running.stop()
 
@@ -53,7 +61,17 @@ def backend(
     opened.close()
 
 
-def test_kwin_streams_no_pixels(backend: Backend, target: SettledTarget) -> None:  # noqa: F811
+def test_the_route_reads_kwins_screenshots(backend: Backend) -> None:
+    # The frame checks above pass on these; this says where they came from.
+    assert isinstance(backend.screen, WaylandScreen)
+
+
+def test_kwin_streams_no_pixels(
+    desktop: HeadlessDesktop,
+    backend: Backend,
+    target: SettledTarget,  # noqa: F811
+    tmp_path: Path,
+) -> None:
     # KWin 5.27.5's --virtual output here: the stream negotiates BGRx at the output's
     # size, then sends only empty buffers flagged corrupted (cursor metadata), none with
     # pixels, when windows map or the pointer moves (seen with gst-launch's fakesink
@@ -66,12 +84,21 @@ def test_kwin_streams_no_pixels(backend: Backend, target: SettledTarget) -> None
     # updates). Its log (QT_LOGGING_RULES=kwin_screencast.debug=true) shows a normal
     # stream: memfd buffers (no DMA-BUF), paused -> streaming, no warning. Asking for
     # cursor_mode Embedded, or nesting KWin on an Xvfb (--x11-display) instead of
-    # --virtual, changed nothing. A client cannot change that; when a KWin sends
-    # frames, this fails: then run portal_suite's frame tests here too.
-    assert backend.screen.displays()[0].bounds == Region(0, 0, 1280, 800)
-    backend.input.move(*target.push_button())
-    with pytest.raises(CaptureError, match="sent no frame"):
-        backend.screen.grab(Region(0, 0, 10, 10))
+    # --virtual, changed nothing. A client cannot change that (the source, 5.27.5's
+    # screencastmanager.cpp: only DRM and nested-Wayland outputs emit it); when a KWin
+    # sends frames, this fails: then the route's auto capture keeps the stream.
+    streamed = open_kde_route(
+        desktop, TokenStore(tmp_path / "tokens.json"), capture="pipewire", first_frame_timeout_s=3
+    )
+    try:
+        assert isinstance(streamed.screen, CastScreen)
+        assert streamed.screen.displays()[0].bounds == Region(0, 0, 1280, 800)
+        backend.input.move(*target.push_button())
+        with pytest.raises(CaptureError, match="sent no frame"):
+            streamed.screen.grab(Region(0, 0, 10, 10))
+        assert streamed.screen.frames() == 0
+    finally:
+        streamed.close()
 
 
 # What KWin 5.27 with xdg-desktop-portal-kde 5.27 itself does not do through the portal.

@@ -6,15 +6,24 @@ KWin (tests/platform/wayland/native_app.py), a fresh window per case; input goes
 through one RemoteDesktop session for the module (xdg-desktop-portal-kde starts
 it without a dialog here: see test_portal_kwin.py). The Tk probe on KWin's
 XWayland runs the same suite in test_portal_kwin.py.
+
+This KWin keeps its ScreenShot2 to the clients its desktop files trust, as a
+Plasma session does, so the route's auto capture (which turns to ScreenShot2
+when a KWin's stream sends nothing, as here) is refused, with the fix; the
+suite needs no frames, so its backend keeps the stream (capture="pipewire").
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from holodesk.platform.base import Backend
+from holodesk.platform.errors import BackendUnavailableError
+from holodesk.platform.wayland import backend as wayland_backend
+from holodesk.platform.wayland.kwin_screenshot import NO_CHECKS_ENV
 from holodesk.platform.wayland.tokens import TokenStore
 from tests.platform.wayland.conftest import start_desktop
 from tests.platform.wayland.desktops import HeadlessDesktop
@@ -40,9 +49,23 @@ def backend(
     desktop: HeadlessDesktop, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Backend]:
     tokens = TokenStore(tmp_path_factory.mktemp("kde-state") / "tokens.json")
-    opened = open_kde_route(desktop, tokens)
+    opened = open_kde_route(desktop, tokens, capture="pipewire")
     yield opened
     opened.close()
+
+
+def test_a_kwin_that_keeps_its_screenshots_refuses_the_route_with_the_fix(
+    desktop: HeadlessDesktop, backend: Backend, tmp_path: Path
+) -> None:
+    """Proves: on a KWin whose stream sends nothing and whose ScreenShot2 does not trust
+    us, the wayland backend does not open a screen it cannot read: it says both causes
+    and how to let holodesk in."""
+    with pytest.raises(BackendUnavailableError) as raised:
+        wayland_backend.create(bus_address=desktop.bus_address, token_path=tmp_path / "t.json")
+    ((cause, fix),) = raised.value.causes
+    assert "sent no frame" in cause, cause
+    assert "KWin refused holodesk a screenshot" in cause, cause
+    assert f"{NO_CHECKS_ENV}=1" in fix, fix
 
 
 # What KWin 5.27 with xdg-desktop-portal-kde 5.27 itself does not do through the portal,

@@ -9,7 +9,8 @@ Python) does, with the user's consent:
   a gst-launch child (`holodesk.platform.wayland.portal_route`), so no Screenshot
   portal is needed (a bare mutter has none). Where that reader cannot run
   (`gst_problems()`: no gst-launch-1.0 or no pipewiresrc), or `capture` says so,
-  frames come from the Screenshot portal instead, cropped per display;
+  frames come from the Screenshot portal instead, cropped per display; on a
+  KWin whose streams carry nothing (headless outputs), from KWin's ScreenShot2;
 - route "uinput": kernel virtual devices, for compositors that offer neither a
   RemoteDesktop portal nor the wlroots protocols (those get the wlroots backend:
   sway, Hyprland, ...); needs /dev/uinput; types only what a US layout has keys
@@ -29,7 +30,7 @@ stand-in portal on Xvfb (tests/support/portal_standin.py).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING
 from holodesk.platform.base import Backend, InputDriver
 from holodesk.platform.errors import BackendUnavailableError, CaptureError, PlatformError
 from holodesk.platform.wayland.dbus import BusUnavailableError, PortalBus, session_bus_address
+from holodesk.platform.wayland.kwin_screenshot import KWinScreenshots, ScreenshotRefusedError
 from holodesk.platform.wayland.layout import DesktopLayout, Monitor, measure_scale
 from holodesk.platform.wayland.pipewire import GST_LAUNCH, gst_problems
 from holodesk.platform.wayland.portal import (
@@ -58,6 +60,7 @@ from holodesk.platform.wayland.portal_input import (
 from holodesk.platform.wayland.portal_route import open_portal_route
 from holodesk.platform.wayland.screenshot import (
     DEFAULT_SCREENSHOT_TIMEOUT_S,
+    DesktopShots,
     PortalScreenshots,
     WaylandScreen,
 )
@@ -68,7 +71,7 @@ if TYPE_CHECKING:
 
 INPUT_ENV = "HOLODESK_WAYLAND_INPUT"
 INPUT_ROUTES = ("auto", "portal", "uinput")
-CAPTURE_MODES = ("auto", "pipewire", "screenshot")
+CAPTURE_MODES = ("auto", "pipewire", "kwin", "screenshot")
 DEFAULT_UINPUT_DEVNODE = "/dev/uinput"
 DEFAULT_DEVICE_SETTLE_S = 1.0
 
@@ -101,10 +104,11 @@ def create(
     when not given. `scroll`: "discrete" wheel notches or "smooth" pixels
     (`smooth_step_px` per notch). `uinput_devnode`, `uinput_factory` (an
     evdev.UInput stand-in, for tests) and `device_settle_s`: the uinput route.
-    `capture`: where the portal route's frames come from: "pipewire" (the
-    session's stream, read by `gst_launch`; the scale is the stream's, so
-    `scale_factor` is not used), "screenshot" (the Screenshot portal), or "auto":
-    PipeWire when its reader can run here, else Screenshot.
+    `capture`: where frames come from: "pipewire" (the portal session's
+    stream, read by `gst_launch`; the scale is the stream's, so `scale_factor`
+    is not used), "kwin" (KWin's ScreenShot2, `kwin_screenshot`), "screenshot"
+    (the Screenshot portal), or "auto": PipeWire when its reader can run here
+    (KWin's ScreenShot2 when a KWin's stream sends nothing), else Screenshot.
     """
     env = os.environ if environ is None else environ
     route = _route(input, env)
@@ -120,21 +124,14 @@ def create(
     except BusUnavailableError as error:
         raise BackendUnavailableError([(str(error), NO_BUS_FIX)], backend="wayland") from error
     tokens = TokenStore(Path(token_path) if token_path else default_token_path())
-    if route != "uinput" and _streams_readable(capture, gst_launch):
-        backend = _pipewire_route(
-            route, address, tokens, consent_timeout_s, scroll, smooth_step_px, gst_launch
+    if route != "uinput" and (capture == "kwin" or _streams_readable(capture, gst_launch)):
+        backend = _session_route(
+            route, address, tokens, consent_timeout_s, scroll, smooth_step_px, gst_launch, capture
         )
         if backend is not None:
             return backend
+    shots, close_shots = _desktop_shots(capture, address, screenshot_timeout_s, keep_screenshots)
     try:
-        screen_bus = PortalBus(address)
-    except BusUnavailableError as error:
-        raise BackendUnavailableError([(str(error), NO_BUS_FIX)], backend="wayland") from error
-    try:
-        _check_screenshot(screen_bus)
-        shots = PortalScreenshots(
-            screen_bus, timeout_s=screenshot_timeout_s, keep_files=keep_screenshots
-        )
         uinput = _Uinput(uinput_devnode, uinput_factory, device_settle_s)
         session = _portal_session(route, address, tokens, consent_timeout_s, uinput)
         try:
@@ -154,14 +151,34 @@ def create(
         return Backend(
             name="wayland",
             os="linux",
-            screen=WaylandScreen(shots, lambda: layout, on_close=screen_bus.close),
+            screen=WaylandScreen(shots, lambda: layout, on_close=close_shots),
             input=driver,
             # Neither route can read the pointer back; positions are our own moves.
             observes_user_pointer=False,
         )
     except BaseException:
-        screen_bus.close()
+        close_shots()
         raise
+
+
+def _desktop_shots(
+    capture: str, address: str, timeout_s: float, keep_files: bool
+) -> tuple[DesktopShots, Callable[[], None]]:
+    """Whole-desktop screenshots, KWin's when `capture` says so, else the portal's; and
+    how to close their bus connection."""
+    try:
+        if capture == "kwin":
+            kwin = KWinScreenshots(address, timeout_s=timeout_s)
+            return kwin, kwin.close
+        bus = PortalBus(address)
+    except BusUnavailableError as error:
+        raise BackendUnavailableError([(str(error), NO_BUS_FIX)], backend="wayland") from error
+    try:
+        _check_screenshot(bus)
+    except BaseException:
+        bus.close()
+        raise
+    return PortalScreenshots(bus, timeout_s=timeout_s, keep_files=keep_files), bus.close
 
 
 def _streams_readable(capture: str, gst_launch: str) -> bool:
@@ -176,7 +193,7 @@ def _streams_readable(capture: str, gst_launch: str) -> bool:
     return not problems
 
 
-def _pipewire_route(
+def _session_route(
     route: str,
     address: str,
     tokens: TokenStore,
@@ -184,8 +201,9 @@ def _pipewire_route(
     scroll: str,
     smooth_step_px: float,
     gst_launch: str,
+    capture: str,
 ) -> Backend | None:
-    """The portal route with PipeWire frames; None when auto finds no RemoteDesktop.
+    """The portal route, frames from its session; None when auto finds no RemoteDesktop.
 
     A refusal, a missing approval or an unreadable stream is reported, not
     papered over with another route.
@@ -198,6 +216,7 @@ def _pipewire_route(
             scroll=scroll,
             smooth_step_px=smooth_step_px,
             gst_launch=gst_launch,
+            capture=capture,
         )
     except PortalUnavailableError as error:
         if route == "auto" and error.not_offered:
@@ -205,6 +224,8 @@ def _pipewire_route(
         raise BackendUnavailableError([error.problem], backend="wayland") from error
     except BusUnavailableError as error:
         raise BackendUnavailableError([(str(error), NO_BUS_FIX)], backend="wayland") from error
+    except ScreenshotRefusedError as error:
+        raise BackendUnavailableError([(str(error), error.fix)], backend="wayland") from error
     except CaptureError as error:
         raise BackendUnavailableError(
             [
@@ -330,7 +351,7 @@ def _screencast_monitors(
 
 
 def _layout(
-    monitors: list[Monitor] | None, shots: PortalScreenshots, scale_factor: float | None
+    monitors: list[Monitor] | None, shots: DesktopShots, scale_factor: float | None
 ) -> DesktopLayout:
     """The layout, its scale measured on one screenshot unless given.
 

@@ -10,6 +10,7 @@ forwards it to gnome-shell). One scale for the desktop, as `layout` assumes.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Sequence
 
 from PIL import Image
@@ -70,6 +71,14 @@ class CastScreen(ScreenSource):
 
     def displays(self) -> list[DisplayInfo]:
         return self.layout.displays()
+
+    def sends_frames(self, timeout_s: float) -> bool:
+        """Whether every monitor's stream has sent a frame, waiting up to `timeout_s` in all."""
+        deadline = time.monotonic() + timeout_s
+        return all(
+            stream.sends_frames(max(0.0, deadline - time.monotonic()))
+            for stream in self._streams.values()
+        )
 
     def frames(self) -> int:
         """Frames received so far over every stream (for tests and benchmarks)."""

@@ -196,6 +196,19 @@ class PipeWireStream:
                     f"{timeout_s:g} s: {self._why()}"
                 )
 
+    def sends_frames(self, timeout_s: float) -> bool:
+        """Whether a first frame has come, or comes within `timeout_s`.
+
+        Raises CaptureError when the stream ends instead.
+        """
+        with self._condition:
+            self._condition.wait_for(
+                lambda: self._frames > 0 or self._failure is not None, timeout_s
+            )
+            if self._failure is not None:
+                raise CaptureError(self._failure)
+            return self._frames > 0
+
     def wait_for_frames(self, count: int, timeout_s: float) -> None:
         """Block until `count` frames in all have arrived."""
         deadline = time.monotonic() + timeout_s

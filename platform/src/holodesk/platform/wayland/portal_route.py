@@ -3,8 +3,10 @@
 `open_portal_route` starts a RemoteDesktop session with monitor streams (the
 consent dialog unless a restore token is honoured), reads the streams' frames
 from PipeWire (`cast_screen`) and injects input through the same session
-(`portal_input`): no Screenshot call, so it works on a bare mutter too, whose
-portal backend has no Screenshot of its own.
+(`portal_input`): no Screenshot portal call, so it works on a bare mutter too,
+whose portal backend has no Screenshot of its own. On a KWin whose streams
+carry nothing (headless outputs), frames come from KWin's ScreenShot2
+(`session_screen`).
 
 `portal_route_status` is the cheap check for `holodesk doctor`: it asks the
 portal's properties only (never starts a session, never shows a dialog) and
@@ -18,7 +20,6 @@ from dataclasses import dataclass, field
 
 from holodesk.platform.base import Backend
 from holodesk.platform.errors import PlatformError
-from holodesk.platform.wayland.cast_screen import CastScreen
 from holodesk.platform.wayland.dbus import PortalBus
 from holodesk.platform.wayland.pipewire import (
     DEFAULT_FIRST_FRAME_TIMEOUT_S,
@@ -38,6 +39,7 @@ from holodesk.platform.wayland.portal import (
     problem_for,
 )
 from holodesk.platform.wayland.portal_input import DEFAULT_SMOOTH_STEP_PX, PortalInput
+from holodesk.platform.wayland.session_screen import DEFAULT_STREAM_PROBE_S, open_session_screen
 from holodesk.platform.wayland.tokens import REMOTE_DESKTOP, TokenStore
 
 SHIFT_KEYSYM = 0xFFE1  # Shift_L
@@ -58,27 +60,35 @@ def open_portal_route(
     smooth_step_px: float = DEFAULT_SMOOTH_STEP_PX,
     gst_launch: str = GST_LAUNCH,
     first_frame_timeout_s: float = DEFAULT_FIRST_FRAME_TIMEOUT_S,
+    capture: str = "auto",
+    stream_probe_s: float = DEFAULT_STREAM_PROBE_S,
 ) -> Backend:
     """A Backend over one RemoteDesktop session on the bus at `address`.
 
-    Raises PortalUnavailableError (ConsentNeededError when a person must
-    approve) or CaptureError (the stream cannot be read), each with its fix.
+    `capture`: "auto", "pipewire" or "kwin" (`session_screen`). Raises
+    PortalUnavailableError (ConsentNeededError when a person must approve) or
+    CaptureError (the screen cannot be read), each with its fix.
     """
     session = RemoteDesktopSession.start(
         PortalBus(address), tokens, consent_timeout_s=consent_timeout_s, interactive=interactive
     )
     try:
-        screen = CastScreen(
-            session.monitors,
-            session.open_pipewire_remote,
+        screen, layout = open_session_screen(
+            session,
+            address,
+            capture=capture,
             gst_launch=gst_launch,
             first_frame_timeout_s=first_frame_timeout_s,
+            stream_probe_s=stream_probe_s,
         )
-        driver = PortalInput(
-            session, lambda: screen.layout, scroll=scroll, smooth_step_px=smooth_step_px
-        )
+    except BaseException:
+        session.close()
+        raise
+    try:
+        driver = PortalInput(session, lambda: layout, scroll=scroll, smooth_step_px=smooth_step_px)
         _wake_keyboard(session)
     except BaseException:
+        screen.close()
         session.close()
         raise
     return Backend(

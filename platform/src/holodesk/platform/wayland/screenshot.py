@@ -16,6 +16,7 @@ import io
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 from urllib.parse import unquote, urlparse
 
 from PIL import Image
@@ -29,6 +30,12 @@ from holodesk.platform.wayland.portal import SCREENSHOT_INTERFACE, consent_fix
 log = logging.getLogger(__name__)
 
 DEFAULT_SCREENSHOT_TIMEOUT_S = 60.0
+
+
+class DesktopShots(Protocol):
+    """Whole-desktop screenshots in physical pixels: the Screenshot portal's or KWin's."""
+
+    def take(self) -> Image.Image: ...
 
 
 def path_from_uri(uri: str) -> Path:
@@ -93,11 +100,11 @@ class PortalScreenshots:
 
 
 class WaylandScreen(ScreenSource):
-    """Displays from the portal's monitor layout; pixels from Screenshot portal grabs."""
+    """Displays from the portal's monitor layout; pixels from whole-desktop screenshots."""
 
     def __init__(
         self,
-        shots: PortalScreenshots,
+        shots: DesktopShots,
         layout: Callable[[], DesktopLayout],
         on_close: Callable[[], None] = lambda: None,
     ) -> None:

@@ -1,0 +1,97 @@
+"""Where a portal session's pixels come from: its PipeWire streams, or KWin's ScreenShot2.
+
+The streams are the route's capture (`cast_screen`): a frame whenever the
+screen changes, no call per grab. A KWin whose outputs are headless
+(`kwin_wayland --virtual`, what a KDE desktop for agents runs) never casts
+them (`kwin_screenshot` says why), so on a bus where KWin offers ScreenShot2,
+"auto" gives the streams a moment to send their first frame (KWin repaints
+the output when a stream starts, so one that works sends it at once) and,
+when none comes, takes KWin's screenshots instead, saying so in the log.
+"pipewire" keeps the streams whatever they send; "kwin" goes straight to
+ScreenShot2.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from holodesk.platform.base import ScreenSource
+from holodesk.platform.wayland.cast_screen import CastScreen
+from holodesk.platform.wayland.dbus import PortalBus
+from holodesk.platform.wayland.kwin_screenshot import KWinScreenshots, ScreenshotRefusedError
+from holodesk.platform.wayland.layout import DesktopLayout, Monitor, measure_scale
+from holodesk.platform.wayland.pipewire import DEFAULT_FIRST_FRAME_TIMEOUT_S, GST_LAUNCH
+from holodesk.platform.wayland.portal import RemoteDesktopSession
+from holodesk.platform.wayland.screenshot import WaylandScreen
+
+log = logging.getLogger(__name__)
+
+SESSION_CAPTURES = ("auto", "pipewire", "kwin")
+DEFAULT_STREAM_PROBE_S = 3.0
+
+
+def open_session_screen(
+    session: RemoteDesktopSession,
+    address: str,
+    *,
+    capture: str = "auto",
+    gst_launch: str = GST_LAUNCH,
+    first_frame_timeout_s: float = DEFAULT_FIRST_FRAME_TIMEOUT_S,
+    stream_probe_s: float = DEFAULT_STREAM_PROBE_S,
+) -> tuple[ScreenSource, DesktopLayout]:
+    """The screen of a started session and its layout (for the input's coordinates).
+
+    Raises CaptureError (ScreenshotRefusedError when KWin will not let us in).
+    """
+    if capture not in SESSION_CAPTURES:
+        raise ValueError(f"capture must be one of {', '.join(SESSION_CAPTURES)}, not {capture!r}")
+    if capture == "kwin":
+        return kwin_screen(address, session.monitors)
+    cast = CastScreen(
+        session.monitors,
+        session.open_pipewire_remote,
+        gst_launch=gst_launch,
+        first_frame_timeout_s=first_frame_timeout_s,
+    )
+    try:
+        if capture == "pipewire" or not _kwin_offers_screenshots(address):
+            return cast, cast.layout
+        if cast.sends_frames(stream_probe_s):
+            return cast, cast.layout
+        log.warning(
+            "KWin's screen-cast streams sent no frame in %g s (its outputs are headless): "
+            "reading the screen through KWin's ScreenShot2 instead",
+            stream_probe_s,
+        )
+        try:
+            screen = kwin_screen(address, session.monitors)
+        except ScreenshotRefusedError as error:
+            raise ScreenshotRefusedError(
+                f"KWin's screen-cast stream sent no frame in {stream_probe_s:g} s (a KWin with "
+                f"headless outputs, --virtual, never casts them), and {error}"
+            ) from error
+    except BaseException:
+        cast.close()
+        raise
+    cast.close()
+    return screen
+
+
+def kwin_screen(address: str, monitors: Sequence[Monitor]) -> tuple[ScreenSource, DesktopLayout]:
+    """Screenshots from KWin's ScreenShot2; the scale measured on the first one."""
+    shots = KWinScreenshots(address)
+    try:
+        layout = DesktopLayout(tuple(monitors), measure_scale(monitors, shots.take().size))
+    except BaseException:
+        shots.close()
+        raise
+    return WaylandScreen(shots, lambda: layout, on_close=shots.close), layout
+
+
+def _kwin_offers_screenshots(address: str) -> bool:
+    bus = PortalBus(address)
+    try:
+        return KWinScreenshots.offered(bus)
+    finally:
+        bus.close()
