@@ -38,11 +38,11 @@ from tests.platform.wayland.desktops import HeadlessDesktop
 from tests.support.probe import Event, ProbeApp, server_key_names
 
 
-def _rgb(colour: str) -> tuple[int, int, int]:
+def rgb(colour: str) -> tuple[int, int, int]:
     return (int(colour[1:3], 16), int(colour[3:5], 16), int(colour[5:7], 16))
 
 
-def _colours(image: Image.Image) -> set[Any]:
+def colours(image: Image.Image) -> set[Any]:
     return {image.getpixel((x, y)) for x in range(image.width) for y in range(image.height)}
 
 
@@ -111,7 +111,7 @@ def probe(
         # drawn in place.
         region = _swatch_inside(app)
         TkTarget(backend, app).wait(
-            lambda: _colours(backend.screen.grab(region)) == {_rgb(app.colors["swatch"])},
+            lambda: colours(backend.screen.grab(region)) == {rgb(app.colors["swatch"])},
             "the probe window drawn in place",
         )
         yield app
@@ -168,12 +168,12 @@ def test_frames_show_the_probe_window(backend: Backend, probe: ProbeApp) -> None
     image = backend.screen.grab(region)
     assert image.mode == "RGB"
     assert image.size == (region.width, region.height)
-    assert _colours(image) == {_rgb(probe.colors["swatch"])}
+    assert colours(image) == {rgb(probe.colors["swatch"])}
     # Pixel positions kept: window colour, then swatch colour, across its left edge.
     swatch = probe.widgets["swatch"]
     row = backend.screen.grab(Region(swatch.x - 4, swatch.y + 10, 8, 1))
     assert [row.getpixel((i, 0)) for i in range(8)] == (
-        [_rgb(probe.colors["window"])] * 4 + [_rgb(probe.colors["swatch"])] * 4
+        [rgb(probe.colors["window"])] * 4 + [rgb(probe.colors["swatch"])] * 4
     )
 
 

@@ -26,20 +26,24 @@ from holodesk.platform.errors import CaptureError
 from holodesk.platform.wayland.cast_screen import CastScreen
 from holodesk.platform.wayland.screenshot import WaylandScreen
 from holodesk.platform.wayland.tokens import TokenStore
+from holodesk.platform.wlroots.route import wayland_route
 from tests.platform.conformance import SCROLLS
 from tests.platform.wayland.conftest import start_desktop
 from tests.platform.wayland.desktops import HeadlessDesktop
 from tests.platform.wayland.kde_portal import open_kde_route
 from tests.platform.wayland.portal_suite import (  # noqa: F401 - collected here
     SettledTarget,
+    colours,
     conformance,
     probe,
+    rgb,
     target,
     test_displays_come_from_the_stream,
     test_drag_path,
     test_frames_follow_what_input_changes,
     test_frames_show_the_probe_window,
 )
+from tests.support.probe import ProbeApp
 
 pytestmark = pytest.mark.portal_desktop
 
@@ -64,6 +68,30 @@ def backend(
 def test_the_route_reads_kwins_screenshots(backend: Backend) -> None:
     # The frame checks above pass on these; this says where they came from.
     assert isinstance(backend.screen, WaylandScreen)
+
+
+def test_capture_kwin_reads_kwins_screenshots_from_the_start(
+    desktop: HeadlessDesktop,
+    probe: ProbeApp,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    shot = open_kde_route(desktop, TokenStore(tmp_path / "tokens.json"), capture="kwin")
+    try:
+        assert isinstance(shot.screen, WaylandScreen)
+        swatch = probe.widgets["swatch"]
+        image = shot.screen.grab(Region(swatch.x + 5, swatch.y + 5, 4, 4))
+        assert colours(image) == {rgb(probe.colors["swatch"])}
+    finally:
+        shot.close()
+
+
+def test_doctor_says_kwins_screenshots_stand_in(
+    desktop: HeadlessDesktop, backend: Backend, tmp_path: Path
+) -> None:
+    route = wayland_route(desktop.environ(), token_path=tmp_path / "tokens.json")
+    assert route is not None
+    assert (route.name, route.backend) == ("portal", "wayland")
+    assert "KWin's ScreenShot2, which lets holodesk in" in route.why, route.why
 
 
 def test_kwin_streams_no_pixels(

@@ -25,6 +25,7 @@ from holodesk.platform.errors import BackendUnavailableError
 from holodesk.platform.wayland import backend as wayland_backend
 from holodesk.platform.wayland.kwin_screenshot import NO_CHECKS_ENV
 from holodesk.platform.wayland.tokens import TokenStore
+from holodesk.platform.wlroots.route import wayland_route
 from tests.platform.wayland.conftest import start_desktop
 from tests.platform.wayland.desktops import HeadlessDesktop
 from tests.platform.wayland.kde_portal import open_kde_route
@@ -101,3 +102,13 @@ KWIN_LIMITS = {
 
 
 test_conformance = native_conformance(KWIN_LIMITS)
+
+
+def test_doctor_says_what_an_untrusting_kwin_leaves_and_the_fix(
+    desktop: HeadlessDesktop, backend: Backend, tmp_path: Path
+) -> None:
+    route = wayland_route(desktop.environ(), token_path=tmp_path / "tokens.json")
+    assert route is not None
+    assert (route.name, route.backend) == ("portal", "wayland")
+    assert "KWin refuses holodesk its ScreenShot2" in route.why, route.why
+    assert f"{NO_CHECKS_ENV}=1" in route.why, route.why

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 
 from holodesk.platform.base import Backend, InputDriver
 from holodesk.platform.errors import BackendUnavailableError, CaptureError, PlatformError
+from holodesk.platform.wayland.choice import INPUT_ENV
 from holodesk.platform.wayland.dbus import BusUnavailableError, PortalBus, session_bus_address
 from holodesk.platform.wayland.kwin_screenshot import KWinScreenshots, ScreenshotRefusedError
 from holodesk.platform.wayland.layout import DesktopLayout, Monitor, measure_scale
@@ -69,7 +70,6 @@ from holodesk.platform.wayland.tokens import TokenStore, default_token_path
 if TYPE_CHECKING:
     from holodesk.platform.wayland.uinput import DeviceFactory
 
-INPUT_ENV = "HOLODESK_WAYLAND_INPUT"
 INPUT_ROUTES = ("auto", "portal", "uinput")
 CAPTURE_MODES = ("auto", "pipewire", "kwin", "screenshot")
 DEFAULT_UINPUT_DEVNODE = "/dev/uinput"

@@ -38,6 +38,9 @@ Problem = tuple[str, str]
 
 # The variable that names a backend: select.py reads it, this rule's advice names it.
 BACKEND_ENV = select.ENV_VAR
+# Pins the wayland backend's input route (portal or uinput): read by the backend, and
+# by the doctor's route finding so both say the same.
+INPUT_ENV = "HOLODESK_WAYLAND_INPUT"
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,11 @@ from holodesk.platform.wayland.portal import (
     problem_for,
 )
 from holodesk.platform.wayland.portal_input import DEFAULT_SMOOTH_STEP_PX, PortalInput
-from holodesk.platform.wayland.session_screen import DEFAULT_STREAM_PROBE_S, open_session_screen
+from holodesk.platform.wayland.session_screen import (
+    DEFAULT_STREAM_PROBE_S,
+    kwin_capture_note,
+    open_session_screen,
+)
 from holodesk.platform.wayland.tokens import REMOTE_DESKTOP, TokenStore
 
 SHIFT_KEYSYM = 0xFFE1  # Shift_L
@@ -131,6 +135,8 @@ class PortalRouteStatus:
     persists: bool = False
     remote_desktop_version: int | None = None
     screencast_version: int | None = None
+    # On a KWin: what frames come from when its stream sends none (`kwin_capture_note`).
+    kwin_capture: str = ""
 
 
 def portal_route_status(
@@ -182,4 +188,5 @@ def portal_route_status(
         )
     else:
         approval = ""
-    return PortalRouteStatus(not problems, problems, approval, persists, remote, cast)
+    kwin = kwin_capture_note(address) if not problems else ""
+    return PortalRouteStatus(not problems, problems, approval, persists, remote, cast, kwin)

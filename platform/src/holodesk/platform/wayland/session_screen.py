@@ -17,9 +17,14 @@ import logging
 from collections.abc import Sequence
 
 from holodesk.platform.base import ScreenSource
+from holodesk.platform.errors import CaptureError
 from holodesk.platform.wayland.cast_screen import CastScreen
 from holodesk.platform.wayland.dbus import PortalBus
-from holodesk.platform.wayland.kwin_screenshot import KWinScreenshots, ScreenshotRefusedError
+from holodesk.platform.wayland.kwin_screenshot import (
+    AUTHORIZE_FIX,
+    KWinScreenshots,
+    ScreenshotRefusedError,
+)
 from holodesk.platform.wayland.layout import DesktopLayout, Monitor, measure_scale
 from holodesk.platform.wayland.pipewire import DEFAULT_FIRST_FRAME_TIMEOUT_S, GST_LAUNCH
 from holodesk.platform.wayland.portal import RemoteDesktopSession
@@ -95,3 +100,26 @@ def _kwin_offers_screenshots(address: str) -> bool:
         return KWinScreenshots.offered(bus)
     finally:
         bus.close()
+
+
+def kwin_capture_note(address: str) -> str:
+    """For `holodesk doctor`: on a KWin, whether its ScreenShot2 would let us in should its
+    stream send nothing (one screenshot, shown to nobody); "" where no KWin offers it."""
+    if not _kwin_offers_screenshots(address):
+        return ""
+    shots = KWinScreenshots(address)
+    try:
+        shots.take()
+    except ScreenshotRefusedError:
+        return (
+            "KWin refuses holodesk its ScreenShot2, so where KWin's stream sends no frame "
+            f"(headless outputs, --virtual) the screen cannot be read: {AUTHORIZE_FIX}"
+        )
+    except CaptureError as error:
+        return f"KWin's ScreenShot2 failed ({error}), so a stream without frames has no stand-in"
+    finally:
+        shots.close()
+    return (
+        "where KWin's stream sends no frame (headless outputs), KWin's ScreenShot2, which "
+        "lets holodesk in"
+    )

@@ -34,11 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from holodesk.platform.errors import PlatformError
-from holodesk.platform.wayland.choice import BACKEND_ENV, choose
+from holodesk.platform.wayland.choice import BACKEND_ENV, INPUT_ENV, choose
 from holodesk.platform.wayland.session import detect_wayland
 from holodesk.platform.wlroots.connection import NO_DISPLAY_FIX
 
-INPUT_ENV = "HOLODESK_WAYLAND_INPUT"  # as wayland.backend reads it
 NOTHING = "nothing: no root, no /dev/uinput, no dialog (any client may bind these protocols)"
 UINPUT_DEVNODE = "/dev/uinput"
 
@@ -138,6 +137,8 @@ def _portal(env: Mapping[str, str], token_path: Path | None) -> _Portal:
         offered += f"; frames through the Screenshot portal instead: {frames}"
     else:
         offered += "; frames from the session's PipeWire stream"
+        if status.kwin_capture:
+            offered += f" ({status.kwin_capture})"
     if not status.approval:
         kept = (
             f"nothing now: a restore token from an earlier approval is kept in {path}; if the "
