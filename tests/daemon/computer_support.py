@@ -5,6 +5,7 @@ tests/e2e/test_computer_api.py runs the real `holodesk attach` instead)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import grpc
 
@@ -37,10 +38,12 @@ async def attach(
     *,
     channel: grpc.aio.Channel | None = None,
     metadata: Sequence[tuple[str, str]] | None = None,
+    **start: Any,
 ) -> tuple[Stream, agent_pb2.SessionStarted]:
-    """A desktop attached under `name` that has sent its first frame."""
+    """A desktop attached under `name` that has sent its first frame; `start`: more
+    SessionStart fields (client, displays)."""
     stream = Stream(channel or daemon.channel, metadata=metadata)
-    started = await stream.start(name, policy="computer")
+    started = await stream.start(name, policy="computer", **start)
     await stream.observe_nowait(frame or make_frame("f1", 320, 200))
     desktops = desktops_of(daemon)
     await wait_until(

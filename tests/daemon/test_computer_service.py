@@ -61,6 +61,32 @@ async def test_list_frame_act_and_the_result_comes_back() -> None:
         assert response.frame_id == "f2"
 
 
+async def test_list_desktops_tells_the_client_and_displays_the_desktop_attached_with() -> None:
+    client = agent_pb2.ClientInfo(
+        os="linux", os_version="6.1", hostname="desk-7", client_version="1.2.3", backend="x11"
+    )
+    displays = [
+        geometry_pb2.Display(
+            display_id="DP-1",
+            bounds=geometry_pb2.Rect(x=0, y=0, width=320, height=200),
+            scale_factor=2.0,
+            primary=True,
+            name="main",
+        ),
+        geometry_pb2.Display(
+            display_id="DP-2", bounds=geometry_pb2.Rect(x=320, y=0, width=320, height=200)
+        ),
+    ]
+    async with running_daemon([]) as daemon:
+        await attach(daemon, client=client, displays=displays)
+        listed = await computer(daemon.channel).ListDesktops(computer_pb2.ListDesktopsRequest())
+        (info,) = listed.desktops
+        assert info.client == client
+        # As sent, but for the scale factor the daemon reads as 1.0 when left unset.
+        displays[1].scale_factor = 1.0
+        assert list(info.displays) == displays
+
+
 async def test_a_repeated_id_returns_its_first_result_and_never_runs_twice() -> None:
     async with running_daemon([]) as daemon:
         desk, _ = await attach(daemon)

@@ -10,9 +10,10 @@ the daemon never sends more than the contract promises.
 
 One package, a module per feature, each conversion beside its kind of message:
 `checks` (check_limits), `geometry` (points, rects, box_outward), `frames` (full and
-delta frames, FrameSpec), `actions` (actions out, results in), `generation`
-(sampling in, a step's generation out), `sessions` (SessionStart in; SessionStarted,
-SessionEnded, SessionInfo out), `locate` (a Location out). Callers keep importing
+delta frames in, a full frame out, FrameSpec), `actions` (actions out, results in
+and out), `generation` (sampling in, a step's generation out), `sessions`
+(SessionStart in; SessionStarted, SessionEnded, SessionInfo, a session's client and
+displays out), `locate` (a Location out). Callers keep importing
 `holodesk.daemon.convert` and call `convert.NAME`: every public name is here.
 """
 
@@ -21,6 +22,7 @@ from holodesk.daemon.convert.actions import (
     actions_to_pb,
     actions_violation,
     result_from_pb,
+    result_to_pb,
     results_from_pb,
 )
 from holodesk.daemon.convert.checks import check_limits
@@ -29,13 +31,16 @@ from holodesk.daemon.convert.frames import (
     frame_delta_from_pb,
     frame_from_pb,
     frame_spec_to_pb,
+    frame_to_pb,
 )
 from holodesk.daemon.convert.generation import generation_to_pb, sampling_from_pb
 from holodesk.daemon.convert.geometry import box_outward, point_to_pb, rect_from_pb, rect_to_pb
 from holodesk.daemon.convert.locate import location_to_pb
 from holodesk.daemon.convert.sessions import (
     client_info_from_pb,
+    client_info_to_pb,
     display_from_pb,
+    display_to_pb,
     ending_to_pb,
     observation_from_pb,
     session_info_to_pb,
@@ -51,12 +56,15 @@ __all__ = [
     "box_outward",
     "check_limits",
     "client_info_from_pb",
+    "client_info_to_pb",
     "display_from_pb",
+    "display_to_pb",
     "encoding_from_pb",
     "ending_to_pb",
     "frame_delta_from_pb",
     "frame_from_pb",
     "frame_spec_to_pb",
+    "frame_to_pb",
     "generation_to_pb",
     "location_to_pb",
     "observation_from_pb",
@@ -64,6 +72,7 @@ __all__ = [
     "rect_from_pb",
     "rect_to_pb",
     "result_from_pb",
+    "result_to_pb",
     "results_from_pb",
     "sampling_from_pb",
     "session_info_to_pb",

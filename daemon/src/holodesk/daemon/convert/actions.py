@@ -41,6 +41,7 @@ _STATUSES = {
     action_pb2.ACTION_STATUS_SKIPPED: act.ActionStatus.SKIPPED,
     action_pb2.ACTION_STATUS_NOT_DELIVERED: act.ActionStatus.NOT_DELIVERED,
 }
+_STATUSES_PB = {status: value for value, status in _STATUSES.items()}
 
 
 def result_from_pb(result: action_pb2.ActionResult, field: str) -> act.ActionResult:
@@ -52,6 +53,16 @@ def result_from_pb(result: action_pb2.ActionResult, field: str) -> act.ActionRes
             f"{field}.status", "must be OK, FAILED, REJECTED, SKIPPED or NOT_DELIVERED"
         )
     return act.ActionResult(result.action_id, status, result.error, result.duration_ms)
+
+
+def result_to_pb(result: act.ActionResult) -> action_pb2.ActionResult:
+    """A result back out (ComputerService answers its caller with what its desktop did)."""
+    return action_pb2.ActionResult(
+        action_id=result.action_id,
+        status=_STATUSES_PB[result.status],
+        error=result.error,
+        duration_ms=result.duration_ms,
+    )
 
 
 def results_from_pb(

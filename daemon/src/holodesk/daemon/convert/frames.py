@@ -1,5 +1,6 @@
 """Frames <-> frame.proto: full frames, delta frames (patches on a base) and the
-FrameSpec the daemon asks the client for.
+FrameSpec the daemon asks the client for; a full frame back out (ComputerService
+hands a desktop's screen to its caller).
 
 Apart because a frame's checks (size, scale, a delta's empty encoding and data)
 are the frame feature's own, used by frame intake and the computer API alike.
@@ -10,12 +11,12 @@ from __future__ import annotations
 import math
 
 from holodesk.daemon.convert.checks import check_limits
-from holodesk.daemon.convert.geometry import rect_from_pb
+from holodesk.daemon.convert.geometry import rect_from_pb, rect_to_pb
 from holodesk.daemon.errors import InvalidArgument
 from holodesk.daemon.frames import EncodedFrame, FramePatch, FrameSpec, ImageEncoding
 from holodesk.daemon.geometry import Size
 from holodesk.daemon.session.frame_deltas import FrameDelta
-from holodesk.proto.v1 import frame_pb2
+from holodesk.proto.v1 import frame_pb2, geometry_pb2
 
 _ENCODINGS: dict[frame_pb2.ImageEncoding.ValueType, ImageEncoding] = {
     frame_pb2.IMAGE_ENCODING_PNG: ImageEncoding.PNG,
@@ -114,3 +115,20 @@ def frame_spec_to_pb(spec: FrameSpec) -> frame_pb2.FrameSpec:
         max_bytes=spec.max_bytes,
         accept_deltas=spec.accept_deltas,
     )
+
+
+def frame_to_pb(frame: EncodedFrame) -> frame_pb2.Frame:
+    """A full frame (no patches: rebuild a delta with frame_pixels.standalone first)."""
+    if frame.patches:
+        raise ValueError("frame_to_pb needs a standalone frame")
+    out = frame_pb2.Frame(
+        frame_id=frame.frame_id,
+        size=geometry_pb2.Size(width=frame.size.width, height=frame.size.height),
+        encoding=_ENCODINGS_PB[frame.encoding],
+        data=frame.data,
+        display_id=frame.display_id,
+        scale_factor=frame.scale_factor,
+    )
+    if frame.source is not None:
+        out.source.CopyFrom(rect_to_pb(frame.source))
+    return out

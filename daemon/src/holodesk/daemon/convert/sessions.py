@@ -1,5 +1,7 @@
 """A session's messages: SessionStart -> SessionRequest (displays, client,
-encodings, sampling), and SessionStarted, SessionEnded and SessionInfo out.
+encodings, sampling), and SessionStarted, SessionEnded and SessionInfo out; the
+client and displays a session was started with go back out as they came in
+(ComputerService's DesktopInfo).
 
 Apart because these are the session lifecycle's own, the only conversions that
 read a Session; the pieces they carry (frames, sampling, a generation) come from
@@ -16,7 +18,7 @@ from google.protobuf import timestamp_pb2
 from holodesk.daemon.convert.checks import check_limits
 from holodesk.daemon.convert.frames import encoding_from_pb, frame_spec_to_pb
 from holodesk.daemon.convert.generation import generation_to_pb, sampling_from_pb
-from holodesk.daemon.convert.geometry import rect_from_pb
+from holodesk.daemon.convert.geometry import rect_from_pb, rect_to_pb
 from holodesk.daemon.errors import InvalidArgument
 from holodesk.daemon.frames import FrameSpec
 from holodesk.daemon.generation import StepGeneration
@@ -70,6 +72,16 @@ def display_from_pb(display: geometry_pb2.Display, field: str) -> Display:
     )
 
 
+def display_to_pb(display: Display) -> geometry_pb2.Display:
+    return geometry_pb2.Display(
+        display_id=display.display_id,
+        bounds=rect_to_pb(display.bounds),
+        scale_factor=display.scale_factor,
+        primary=display.primary,
+        name=display.name,
+    )
+
+
 def session_request_from_pb(start: agent_pb2.SessionStart, field: str = "start") -> SessionRequest:
     # First: a million displays cost one len() here, not a million conversions.
     check_limits(start, field)
@@ -101,6 +113,18 @@ def client_info_from_pb(client: agent_pb2.ClientInfo) -> ClientInfo:
     """The one place the daemon builds a ClientInfo: the session keeps it, and its
     recording's manifest takes it as it is (recorder.py)."""
     return ClientInfo(
+        os=client.os,
+        os_version=client.os_version,
+        hostname=client.hostname,
+        client_version=client.client_version,
+        backend=client.backend,
+    )
+
+
+def client_info_to_pb(client: ClientInfo) -> agent_pb2.ClientInfo:
+    """What a session's client said of itself, sent back as it came (client_info_from_pb
+    in reverse)."""
+    return agent_pb2.ClientInfo(
         os=client.os,
         os_version=client.os_version,
         hostname=client.hostname,

@@ -1,10 +1,10 @@
-"""ComputerService's messages to and from the daemon's values.
+"""ComputerService's own messages: an `Action` a caller sends, and DesktopInfo.
 
-The daemon's own convert.py only ever sends actions (a policy decides them); here
-actions arrive from outside, so this is the one place that reads an `Action`
+The daemon's convert/ package only ever sends actions (a policy decides them);
+here actions arrive from outside, so this is the one place that reads an `Action`
 message into an action kind, refusing what is malformed with INVALID_ARGUMENT
-naming the field. (Could move into convert.py; kept apart while that module has
-other owners.)
+naming the field. The pieces these messages share with RunSession (frames,
+results, a session's client and displays) convert in convert/, once.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from typing import Any
 from holodesk.daemon import actions as act
 from holodesk.daemon import convert
 from holodesk.daemon.errors import InvalidArgument
-from holodesk.daemon.frames import EncodedFrame, ImageEncoding
+from holodesk.daemon.frames import EncodedFrame
 from holodesk.daemon.geometry import Point
 from holodesk.daemon.session.sessions import Session
-from holodesk.proto.v1 import action_pb2, agent_pb2, computer_pb2, frame_pb2, geometry_pb2
+from holodesk.proto.v1 import action_pb2, computer_pb2, geometry_pb2
 
 _BUTTONS = {
     action_pb2.MOUSE_BUTTON_UNSPECIFIED: act.MouseButton.LEFT,
@@ -34,18 +34,6 @@ _MODIFIERS = {
     action_pb2.MODIFIER_SHIFT: act.Modifier.SHIFT,
     action_pb2.MODIFIER_ALT: act.Modifier.ALT,
     action_pb2.MODIFIER_META: act.Modifier.META,
-}
-_STATUSES_PB = {
-    act.ActionStatus.OK: action_pb2.ACTION_STATUS_OK,
-    act.ActionStatus.FAILED: action_pb2.ACTION_STATUS_FAILED,
-    act.ActionStatus.REJECTED: action_pb2.ACTION_STATUS_REJECTED,
-    act.ActionStatus.SKIPPED: action_pb2.ACTION_STATUS_SKIPPED,
-    act.ActionStatus.NOT_DELIVERED: action_pb2.ACTION_STATUS_NOT_DELIVERED,
-}
-_ENCODINGS_PB = {
-    ImageEncoding.PNG: frame_pb2.IMAGE_ENCODING_PNG,
-    ImageEncoding.JPEG: frame_pb2.IMAGE_ENCODING_JPEG,
-    ImageEncoding.WEBP: frame_pb2.IMAGE_ENCODING_WEBP,
 }
 # Kinds a caller may not send: they end or suspend a model's session, not a desktop's.
 NOT_DESKTOP_ACTIONS = ("done", "fail", "ask_user")
@@ -139,56 +127,14 @@ def action_kind_from_pb(action: action_pb2.Action, field: str) -> act.ActionKind
             )
 
 
-def result_to_pb(result: act.ActionResult) -> action_pb2.ActionResult:
-    return action_pb2.ActionResult(
-        action_id=result.action_id,
-        status=_STATUSES_PB[result.status],
-        error=result.error,
-        duration_ms=result.duration_ms,
-    )
-
-
-def frame_to_pb(frame: EncodedFrame) -> frame_pb2.Frame:
-    """A full frame (no patches: rebuild deltas with frame_pixels.standalone first)."""
-    if frame.patches:
-        raise ValueError("frame_to_pb needs a standalone frame")
-    out = frame_pb2.Frame(
-        frame_id=frame.frame_id,
-        size=geometry_pb2.Size(width=frame.size.width, height=frame.size.height),
-        encoding=_ENCODINGS_PB[frame.encoding],
-        data=frame.data,
-        display_id=frame.display_id,
-        scale_factor=frame.scale_factor,
-    )
-    if frame.source is not None:
-        out.source.CopyFrom(convert.rect_to_pb(frame.source))
-    return out
-
-
 def desktop_info_to_pb(
     desktop_id: str, session: Session, frame: EncodedFrame | None
 ) -> computer_pb2.DesktopInfo:
-    client = session.request.client
     info = computer_pb2.DesktopInfo(
         desktop_id=desktop_id,
         owner=session.principal,
-        client=agent_pb2.ClientInfo(
-            os=client.os,
-            os_version=client.os_version,
-            hostname=client.hostname,
-            client_version=client.client_version,
-            backend=client.backend,
-        ),
-        displays=[
-            geometry_pb2.Display(
-                display_id=d.display_id,
-                bounds=convert.rect_to_pb(d.bounds),
-                scale_factor=d.scale_factor,
-                primary=d.primary,
-                name=d.name,
-            )
-            for d in session.request.displays
-        ],
+        client=convert.client_info_to_pb(session.request.client),
+        displays=[convert.display_to_pb(d) for d in session.request.displays],
         session_id=session.session_id,
         attached=session.attached,
     )

@@ -108,7 +108,7 @@ class ComputerService(computer_pb2_grpc.ComputerServiceServicer):
             await self._run(desktop, batch, tuple(entries))
         else:
             await self._results(desktop, tuple(entries))
-        results = [computer_convert.result_to_pb(e.result.result()) for e in entries]
+        results = [convert.result_to_pb(e.result.result()) for e in entries]
         response = computer_pb2.ActResponse(results=results)
         if desktop.latest is not None:
             response.frame_id = desktop.latest.frame_id
@@ -180,4 +180,4 @@ class ComputerService(computer_pb2_grpc.ComputerServiceServicer):
             whole = await asyncio.to_thread(frame_pixels.standalone, frame)
             if desktop.latest is frame:
                 desktop.latest_standalone = whole
-        return computer_convert.frame_to_pb(whole)
+        return convert.frame_to_pb(whole)
