@@ -166,7 +166,9 @@ async def test_detach_mid_call_is_unavailable_and_the_resume_tells_the_result() 
         assert list(again.pending_action_ids) == [step.actions.actions[0].action_id]
         await resumed.observe_nowait(make_frame("f2", 320, 200), results(step.actions))
         session = daemon.running.registry.list()[0]
-        await wait_until(lambda: session.state.value == "thinking", "the resumed desktop waits")
+        await wait_until(
+            lambda: session.state.value == "waiting_for_caller", "the resumed desktop waits"
+        )
         response = await api.Act(act_request("desk", click("c1", 1, 1)))
         assert response.results[0].status == action_pb2.ACTION_STATUS_OK
         assert session.step == 1  # nothing ran twice

@@ -13,7 +13,13 @@ import grpc
 import pytest
 from PIL import Image
 
-from holodesk.proto.v1 import action_pb2, computer_pb2, computer_pb2_grpc
+from holodesk.proto.v1 import (
+    action_pb2,
+    computer_pb2,
+    computer_pb2_grpc,
+    control_pb2,
+    control_pb2_grpc,
+)
 from tests.daemon.support import GUARD_S, running_daemon
 from tests.support.probe import ProbeApp
 
@@ -126,3 +132,48 @@ async def test_an_agent_drives_an_attached_desktop_through_the_computer_api(
         with pytest.raises(grpc.aio.AioRpcError) as caught:
             await api.GetFrame(computer_pb2.GetFrameRequest(desktop_id="probe-desk"))
         assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+async def test_an_idle_attached_desktop_keeps_its_steps_and_waits_for_its_caller(
+    xvfb: str, probe: ProbeApp, tmp_path: Path
+) -> None:
+    errlog = tmp_path / "attach.log"
+    # --step-timeout-s 0.4: the idle desktop sends a fresh frame every 0.2 s; one step
+    # allowed, so a heartbeat counted as a step would end its session at once.
+    async with (
+        running_daemon([], max_steps=1, step_timeout_s=0.4) as daemon,
+        attached(daemon.running.address, xvfb, "idle-desk", errlog),
+    ):
+        api = computer_pb2_grpc.ComputerServiceStub(daemon.channel)
+        control = control_pb2_grpc.ControlServiceStub(daemon.channel)
+        info = await wait_listed(api, "idle-desk", errlog)
+        seen = {info.frame_id}
+
+        async def refreshed_three_times() -> bool:
+            listed = await api.ListDesktops(computer_pb2.ListDesktopsRequest())
+            seen.update(d.frame_id for d in listed.desktops)
+            return len(seen) >= 4
+
+        await poll(refreshed_three_times, "three idle refreshes", errlog)
+        (session,) = (await control.ListSessions(control_pb2.ListSessionsRequest())).sessions
+        assert session.session_id == info.session_id  # the same session: none ended
+        assert session.step == 0
+        assert session.state == control_pb2.SESSION_STATE_WAITING_FOR_CLIENT
+
+        # The caller's batch is the one step: it runs, then the session reaches its
+        # limit and `holodesk attach` opens the next one under the same name.
+        ok_x, ok_y = probe.widgets["ok"].center
+        frame = (await api.GetFrame(computer_pb2.GetFrameRequest(desktop_id="idle-desk"))).frame
+        response = await api.Act(
+            computer_pb2.ActRequest(
+                desktop_id="idle-desk", actions=[click_at(frame, ok_x, ok_y, new_id())]
+            )
+        )
+        assert [status_name(r.status) for r in response.results] == ["ACTION_STATUS_OK"]
+        await asyncio.to_thread(probe.wait_for_event, "command", GUARD_S, widget="ok")
+
+        async def rolled_over() -> bool:
+            listed = await api.ListDesktops(computer_pb2.ListDesktopsRequest())
+            return any(d.session_id not in ("", info.session_id) for d in listed.desktops)
+
+        await poll(rolled_over, "the next session of the desktop", errlog)

@@ -46,6 +46,9 @@ _OUTCOMES_PB = {
 _STATES_PB = {
     SessionState.WAITING_FOR_CLIENT: control_pb2.SESSION_STATE_WAITING_FOR_CLIENT,
     SessionState.THINKING: control_pb2.SESSION_STATE_THINKING,
+    # An attached desktop waiting for its ComputerService caller: the daemon decides
+    # nothing, it waits on a client of its own (the contract has no closer state).
+    SessionState.WAITING_FOR_CALLER: control_pb2.SESSION_STATE_WAITING_FOR_CLIENT,
     SessionState.PAUSED: control_pb2.SESSION_STATE_PAUSED,
     SessionState.DETACHED: control_pb2.SESSION_STATE_DETACHED,
     SessionState.ENDED: control_pb2.SESSION_STATE_ENDED,

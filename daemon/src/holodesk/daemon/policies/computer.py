@@ -5,8 +5,11 @@ NAME. Each step, this policy settles the batch the client just executed (its
 results arrived with the frame), then waits for the next batch a caller queued
 on the desktop (attached_desktops.py) and returns it as the step's actions, with
 their coordinates mapped onto the frame the client sees now. With nothing to do
-for `heartbeat_s` it returns an empty step, which the client answers with a fresh
-frame: the step stays well inside --step-timeout-s and the frame stays recent.
+for `heartbeat_s` it returns no actions, which the client answers with a fresh
+frame: the wait stays well inside --step-timeout-s and the frame stays recent.
+The session is marked relayed (Session.relayed): while this waits it is
+WAITING_FOR_CALLER, not THINKING, and a decision without actions (a heartbeat, a
+GetFrame refresh) goes out as a refresh that --max-steps does not count.
 
 So the client needs nothing new: its executor, safety guard, emergency stop,
 rate limits, recording and resume work as for a model's session.
@@ -87,9 +90,8 @@ class ComputerPolicy:
         self._desktops.step(desktop, context)
         while True:
             batch = await self._next(desktop)
-            if batch is None:  # idle: a fresh frame, and the step ends in time
+            if batch is None:  # idle: a fresh frame (not a step), in time
                 desktop.in_flight = Batch((), (), (), asyncio.get_running_loop().create_future())
-                desktop.in_flight.step = context.step
                 return Decision(actions=(), thought="idle: refreshing the frame")
             try:
                 kinds = _mapped(batch, context.frame)
@@ -97,7 +99,8 @@ class ComputerPolicy:
                 desktop.reject(batch, error)
                 continue
             desktop.queue.remove(batch)
-            batch.step = context.step
+            if batch.entries:  # a refresh (no actions) goes out as no step
+                batch.step = context.step
             desktop.in_flight = batch
             count = len(kinds)
             thought = f"{count} action(s) from a ComputerService caller" if count else "refresh"

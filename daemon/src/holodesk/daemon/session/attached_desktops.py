@@ -113,7 +113,7 @@ class Batch:
     seen: tuple[FrameGeometry | None, ...]
     # The id of the frame captured after the batch; an error if it never ran.
     done: asyncio.Future[str]
-    # The model step it went out as, once sent.
+    # The step it went out as, once sent (0 for a refresh: it is no step).
     step: int = 0
 
 
@@ -297,13 +297,18 @@ class AttachedDesktops:
             desktop.left_at = None
             desktop.lost = _new_future()
         self._by_session[context.session_id] = desktop
+        if session is not None:
+            session.mark_relayed()
         log.info("desktop %r attached by %s (session %s)", name, owner, context.session_id)
         return desktop
 
     def step(self, desktop: Desktop, context: StepContext) -> None:
-        """A new frame arrived: settle the batch that produced it."""
+        """A new frame arrived: settle the batch that produced it (a refresh, which is
+        no step of the session, is answered by the frame alone)."""
         batch = desktop.in_flight
-        if batch is not None and context.history and context.history[-1].step == batch.step:
+        if batch is not None and not batch.entries:
+            desktop.in_flight = None
+        elif batch is not None and context.history and context.history[-1].step == batch.step:
             last = context.history[-1]
             desktop.settle({r.action_id: r for r in last.results}, last.actions)
         desktop.see_frame(context.frame)

@@ -200,13 +200,18 @@ class SessionRunner:
                     return
                 if await self._gate(session):
                     # It was held: the person may have used the desktop meanwhile (a
-                    # take-over), so the frame in hand is stale. An empty batch (not a
-                    # model step: it repeats the last step's number) asks for a fresh one.
-                    session.replace_newest_frame()
+                    # take-over), so the frame in hand is stale: ask for a fresh one.
                     refreshing = True  # its observation answers no step: not recorded
-                    yield agent_pb2.RunSessionResponse(actions=agent_pb2.Actions(step=session.step))
+                    yield self._refresh(session)
                     continue
                 decision, policy_seconds = await self._decide(session, policy)
+                if session.relayed and not decision.actions:
+                    # An attached desktop idle past its heartbeat, or a caller's
+                    # GetFrame(refresh): a fresh frame, not a step (max_steps counts
+                    # the steps its callers asked for).
+                    refreshing = True
+                    yield self._refresh(session)
+                    continue
                 made = _Made(decision, policy_seconds, received)
                 actions, ending = session.record_decision(decision)
                 message = convert.actions_to_pb(
@@ -236,6 +241,13 @@ class SessionRunner:
                 self._finish(session, interrupted.ending)
             else:
                 yield self._end(session, interrupted.ending)
+
+    def _refresh(self, session: Session) -> agent_pb2.RunSessionResponse:
+        """An empty batch that asks the client for a fresh frame and is not a step: it
+        repeats the last step's number, nothing is counted or recorded, and the frame
+        it brings replaces the one in hand (no step was decided on that one)."""
+        session.replace_newest_frame()
+        return agent_pb2.RunSessionResponse(actions=agent_pb2.Actions(step=session.step))
 
     def _publish_actions(
         self,

@@ -1,7 +1,8 @@
 """A session: the daemon's state for one agent run.
 
-A `Session` is a small state machine (waiting for the client / thinking / paused /
-detached / ended), the step counter and limits, the last K frames kept encoded, the
+A `Session` is a small state machine (waiting for the client / thinking, or for its
+caller when it is an attached desktop / paused / detached / ended), the step counter
+and limits, the last K frames kept encoded, the
 action ids whose results are expected next, and the record of what the client
 executed. Everything that happens to it is told to its registry's observers, one
 event stream (session_events.py: the live view, the recorder and the metrics listen).
@@ -112,6 +113,11 @@ class Session:
         # Set while the session is held before a step because it is paused.
         self.held = asyncio.Event()
         self.attached = True
+        # Its steps come from ComputerService callers (an attached desktop, marked by
+        # attached_desktops.bind): its policy only relays them, so while a step is
+        # "decided" it waits for a caller (it never thinks), and a step without
+        # actions only asks its client for a fresh frame (not a step: session_runner).
+        self.relayed = False
         self.resumes = 0
         # Set by the recorder when the session is recorded (SessionStarted.recording_id).
         self.recording_id = ""
@@ -148,11 +154,19 @@ class Session:
             return SessionState.DETACHED
         if self.paused:
             return SessionState.PAUSED
-        return SessionState.THINKING if self._thinking else SessionState.WAITING_FOR_CLIENT
+        if not self._thinking:
+            return SessionState.WAITING_FOR_CLIENT
+        return SessionState.WAITING_FOR_CALLER if self.relayed else SessionState.THINKING
 
     def set_thinking(self, thinking: bool) -> None:
         self._thinking = thinking
         self._notify(StateChanged())
+
+    def mark_relayed(self) -> None:
+        """Its steps come from ComputerService callers from now on (see `relayed`)."""
+        if not self.relayed:
+            self.relayed = True
+            self._notify(StateChanged())
 
     def publish(self, event: RunnerEvent) -> None:
         """Tell the session's observers what the runner did with a stream, made of a

@@ -19,6 +19,11 @@ from holodesk.data.format import ClientInfo
 class SessionState(enum.Enum):
     WAITING_FOR_CLIENT = "waiting_for_client"
     THINKING = "thinking"
+    # An attached desktop (policy computer) between steps: no decision is in progress,
+    # its next step is whatever a ComputerService caller sends. On the wire it is
+    # WAITING_FOR_CLIENT (the contract's state for "waiting on someone outside the
+    # daemon"); the live view and the metrics name it as it is.
+    WAITING_FOR_CALLER = "waiting_for_caller"
     PAUSED = "paused"
     # The stream dropped; waiting for a resume within the resume window.
     DETACHED = "detached"

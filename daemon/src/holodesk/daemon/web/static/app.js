@@ -8,6 +8,8 @@ const KEPT_ENDED = 10;
 const STATE_NAMES = {
   waiting_for_client: "running",
   thinking: "thinking",
+  // An attached desktop with nothing to do: its next step is a ComputerService caller's.
+  waiting_for_caller: "idle",
   paused: "paused",
   detached: "detached",
   ended: "ended",
