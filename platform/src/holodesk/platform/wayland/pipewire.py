@@ -300,3 +300,9 @@ class PipeWireStream:
         self._pipe.close()
         for thread in self._threads:
             thread.join(timeout=5)
+        # The child's stdout and stderr, once their readers are done with them.
+        caps_reader, stderr_reader, _ = self._threads
+        for reader, pipe in ((caps_reader, self._process.stdout),
+                             (stderr_reader, self._process.stderr)):  # fmt: skip
+            if pipe is not None and not reader.is_alive():
+                pipe.close()
