@@ -28,8 +28,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import secrets
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -153,7 +155,10 @@ class StandinPortal:
         path = fields.get(HeaderFields.path, "")
         sender = fields.get(HeaderFields.sender, "")
         call = f"{interface.rsplit('.', 1)[-1]}.{member}"
-        self.record({"call": call, "path": path, "args": _loggable(message.body)})
+        # When it came (this machine's monotonic clock, as the test's): what a test of
+        # stopping counts, so the stand-in's own X backlog is not taken for late input.
+        received = time.monotonic()
+        self.record({"call": call, "path": path, "args": _loggable(message.body), "at": received})
         after: list[Message] = []
         try:
             signature, body = self.handle(interface, member, path, sender, message.body, after)
@@ -404,11 +409,12 @@ class StandinPortal:
                 f"({x}, {y}) is outside stream {stream}",
             )
         root = self.pointer.screen().root
+        # The pointer is in the physical pixel that holds the point, as on a compositor.
         xtest.fake_input(
             self.pointer,
             X.MotionNotify,
-            x=monitor.x + round(x * scale),
-            y=monitor.y + round(y * scale),
+            x=monitor.x + math.floor(x * scale),
+            y=monitor.y + math.floor(y * scale),
             root=root,
         )
         self.pointer.sync()

@@ -78,6 +78,9 @@ class HeadlessDesktop:
     # KWin only: let any client take screenshots through org.kde.KWin.ScreenShot2 (what
     # a headless KWin for agents sets), else only the ones its desktop files trust.
     screenshots_for_anyone: bool = False
+    # KWin only: the output's scale; width and height stay logical (its mode is their
+    # product with it).
+    scale: float = 1.0
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     @classmethod
@@ -88,12 +91,15 @@ class HeadlessDesktop:
         height: int = 800,
         *,
         screenshots_for_anyone: bool = False,
+        scale: float = 1.0,
     ) -> HeadlessDesktop:
         if kind not in BACKENDS:
             raise ValueError(f"kind must be one of {', '.join(BACKENDS)}, not {kind!r}")
         runtime = Path(tempfile.mkdtemp(prefix=f"holodesk-{kind}-"))
         runtime.chmod(0o700)
-        desktop = cls(kind, runtime, "", "", "", width, height, screenshots_for_anyone)
+        if scale != 1.0 and kind != "kwin":
+            raise ValueError("only the KWin desktop takes a scale here")
+        desktop = cls(kind, runtime, "", "", "", width, height, screenshots_for_anyone, scale)
         try:
             desktop._start_all()
         except BaseException:
@@ -201,7 +207,7 @@ class HeadlessDesktop:
             shutil.copyfile(binary, copy)  # without its file capabilities (see above)
             copy.chmod(0o755)
             command = [str(copy), "--virtual", "--width", str(size[0]), "--height", str(size[1])]
-            command += ["--xwayland", "--socket", "wayland-0"]
+            command += ["--scale", str(self.scale), "--xwayland", "--socket", "wayland-0"]
         trust = {NO_CHECKS_ENV: "1"} if self.screenshots_for_anyone else {}
         self._spawn("compositor", command, extra_env=trust)
         self._wait(lambda: (self.runtime_dir / "wayland-0").exists(), "the Wayland socket")
@@ -296,6 +302,25 @@ class HeadlessDesktop:
             )
 
     def _portal_answers(self) -> bool:
+        """Whether the portal we started owns its name and answers.
+
+        Asking the name before it is owned would make D-Bus activate a second
+        xdg-desktop-portal, which ours (-r) then replaces, perhaps after a test
+        has opened its session there: KDE's backend then drops that session
+        ("disconnected without replying", "Invalid session"). So the owner is
+        asked of the bus itself first, which activates nothing.
+        """
+        owner = subprocess.run(
+            ["busctl", "--address", self.bus_address, "call", "org.freedesktop.DBus",
+             "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID",
+             "s", "org.freedesktop.portal.Desktop"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=20,
+        )  # fmt: skip
+        if owner.returncode != 0 or owner.stdout.split() != ["u", str(self._portal_pid())]:
+            return False
         result = subprocess.run(
             ["busctl", "--address", self.bus_address, "get-property",
              "org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop",
@@ -305,6 +330,10 @@ class HeadlessDesktop:
             timeout=20,
         )  # fmt: skip
         return result.returncode == 0
+
+    def _portal_pid(self) -> int:
+        (portal,) = (p for p in self.processes if p.args[0] == PORTAL)  # type: ignore[index]
+        return portal.pid
 
     def _spawn(
         self,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from holodesk.platform.base import Region
@@ -65,10 +67,11 @@ def test_physical_geometry_with_negative_origins_and_fractional_scale() -> None:
 @pytest.mark.parametrize(
     ("point", "node", "local"),
     [
-        ((0, 0), 1, (0.0, 0.0)),
-        ((1919, 1079), 1, (1919 / 1.5, 1079 / 1.5)),
-        ((-1, 0), 2, (1280 - 1 / 1.5, 100.0)),
-        ((-1920, -150), 2, (0.0, 0.0)),
+        # At 1.5 each pixel is aimed at its centre: (p + 0.5) / 1.5 from the origin.
+        ((0, 0), 1, (0.5 / 1.5, 0.5 / 1.5)),
+        ((1919, 1079), 1, (1919.5 / 1.5, 1079.5 / 1.5)),
+        ((-1, 0), 2, (1280 - 0.5 / 1.5, 100 + 0.5 / 1.5)),
+        ((-1920, -150), 2, (0.5 / 1.5, 0.5 / 1.5)),
     ],
 )
 def test_locate_maps_physical_points_into_a_streams_logical_space(
@@ -80,6 +83,24 @@ def test_locate_maps_physical_points_into_a_streams_logical_space(
     monitor, x, y = layout.locate(*point)
     assert monitor.node_id == node
     assert (x, y) == pytest.approx(local)
+
+
+def test_at_scale_1_a_pixel_is_aimed_at_its_own_corner() -> None:
+    layout = DesktopLayout((Monitor(1, 0, 0, 100, 100), Monitor(2, 100, 0, 100, 100)))
+    assert layout.locate(0, 0)[1:] == (0.0, 0.0)
+    monitor, x, y = layout.locate(150, 99)
+    assert (monitor.node_id, x, y) == (2, 50.0, 99.0)
+
+
+@pytest.mark.parametrize("scale", [1.25, 1.5, 1.75, 2.0, 3.0])
+def test_every_pixel_aimed_at_lands_in_itself(scale: float) -> None:
+    """Proves: the logical point for each physical pixel maps back into that pixel (the
+    pixel holding a point is its floor), odd pixels at 1.5 included."""
+    layout = DesktopLayout((Monitor(1, 0, 0, 400, 300),), scale)
+    bounds = layout.physical(layout.monitors[0])
+    for x in range(bounds.width):
+        _, local_x, local_y = layout.locate(x, x % bounds.height)
+        assert (math.floor(local_x * scale), math.floor(local_y * scale)) == (x, x % bounds.height)
 
 
 def test_points_between_monitors_are_refused() -> None:

@@ -226,9 +226,10 @@ def test_multiple_hidpi_monitors_place_clicks_and_frames_exactly(
         probe.wait_for(lambda _: len(probe.events("release")) == 2)
         assert [(p["x_root"], p["y_root"]) for p in probe.events("press")] == points
         motions = portal.calls("RemoteDesktop.NotifyPointerMotionAbsolute")
+        # Each pixel aimed at its centre, in its stream's logical space.
         assert [m["args"][2:] for m in motions[-2:]] == [
-            [40, points[0][0] / 2, points[0][1] / 2],
-            [41, (points[1][0] - 640) / 2, points[1][1] / 2],
+            [40, (points[0][0] + 0.5) / 2, (points[0][1] + 0.5) / 2],
+            [41, (points[1][0] - 640 + 0.5) / 2, (points[1][1] + 0.5) / 2],
         ]
         assert _same(backend.screen.grab(right.bounds), _xvfb_image(xvfb, right.bounds))
     finally:

@@ -13,30 +13,41 @@ from holodesk.platform.text import TEXT_CHUNK_CHARS
 from holodesk.platform.wayland.uinput import KEYBOARD_NAME, UinputInput
 from tests.platform.stopping import (
     LONG_TEXT,
+    drain,
     first_key_arrived,
-    late_keys,
     over_canvas,
     type_until_stopped,
 )
 from tests.platform.wayland.conftest import OpenWayland
 from tests.platform.wayland.fake_uinput import FakeDevices
+from tests.support.portal import PortalStandin
 from tests.support.probe import ProbeApp
+
+KEYSYM_CALL = "RemoteDesktop.NotifyKeyboardKeysym"
 
 pytestmark = [pytest.mark.abuse, pytest.mark.x11]
 
 
-def test_a_stop_cuts_typing_off(open_wayland: OpenWayland, probe: ProbeApp) -> None:
-    """Proves: typing 120,000 characters as portal keysym calls, stopped as its first key arrives,
-    raises at once and no key reaches the app more than 100 ms after the stop."""
+def test_a_stop_cuts_typing_off(
+    open_wayland: OpenWayland, shared_portal: PortalStandin, probe: ProbeApp
+) -> None:
+    """Proves: typing 120,000 characters as portal keysym calls, stopped as its first key
+    arrives, raises at once, and what reaches the portal after the stop is at most the
+    piece in flight (TEXT_CHUNK_CHARS keys, a press and a release each), counted
+    where the calls arrive, not by a time limit: on a loaded machine the piece's calls
+    can take more than 100 ms after the stop (six did, once in six runs)."""
     backend = open_wayland()
     try:
         over_canvas(probe, backend.input)
+        before = len(shared_portal.calls(KEYSYM_CALL))
         stopped = type_until_stopped(backend.input, started=first_key_arrived(probe))
-        typed, late = late_keys(probe, backend.input, stopped)
+        drain(probe, backend.input)
     finally:
         backend.close()
-    assert late == 0
-    assert 0 < typed < 2 * len(LONG_TEXT)
+    calls = shared_portal.calls(KEYSYM_CALL)[before:]
+    after_stop = [c for c in calls if c["at"] > stopped]
+    assert len(after_stop) <= 2 * TEXT_CHUNK_CHARS, len(after_stop)
+    assert 0 < len(calls) < 2 * 2 * len(LONG_TEXT)  # a press and a release per key
 
 
 def test_a_stop_cuts_uinput_typing_off() -> None:

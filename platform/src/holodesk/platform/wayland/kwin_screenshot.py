@@ -78,6 +78,7 @@ class RawImage:
     height: int
     stride: int
     qimage_format: int
+    scale: float = 1.0  # the image's device pixel ratio: the output's scale at native size
 
     @classmethod
     def from_reply(cls, results: dict[str, Any]) -> RawImage:
@@ -89,6 +90,7 @@ class RawImage:
                 int(results["height"]),
                 int(results["stride"]),
                 int(results["format"]),
+                float(results.get("scale", 1.0)),
             )
         except (KeyError, TypeError, ValueError) as error:
             raise CaptureError(f"KWin's screenshot reply lacks its geometry: {results}") from error
@@ -100,7 +102,7 @@ class RawImage:
         _, pixel_bytes = _RAW_MODES[header.qimage_format]
         sides_ok = 0 < header.width <= MAX_SIDE_PX and 0 < header.height <= MAX_SIDE_PX
         row_ok = header.width * pixel_bytes <= header.stride <= (header.width + 64) * pixel_bytes
-        if not (sides_ok and row_ok):
+        if not (sides_ok and row_ok and 0.25 <= header.scale <= 8):
             raise CaptureError(f"KWin's screenshot has an impossible geometry: {header}")
         return header
 
@@ -141,6 +143,10 @@ class KWinScreenshots:
 
     def take(self) -> Image.Image:
         """An RGB screenshot of every output, without the cursor."""
+        return self.take_scaled()[0]
+
+    def take_scaled(self) -> tuple[Image.Image, float]:
+        """A screenshot and KWin's scale for it (physical pixels per logical one)."""
         deadline = time.monotonic() + self._timeout_s
         read_end, write_end = os.pipe()
         try:
@@ -151,7 +157,7 @@ class KWinScreenshots:
             data = _read_until_eof(read_end, header.size_in_bytes, deadline)
         finally:
             os.close(read_end)
-        return header.image(data)
+        return header.image(data), header.scale
 
     def _capture_into(self, pipe: int) -> RawImage:
         """Ask for the whole workspace to be written into `pipe`; what KWin says it wrote."""

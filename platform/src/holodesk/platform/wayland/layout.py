@@ -141,11 +141,22 @@ class DesktopLayout:
         return bounding_box([self.physical(m) for m in self.monitors])
 
     def locate(self, x: int, y: int) -> tuple[Monitor, float, float]:
-        """The monitor holding physical point (x, y), and the point in its logical space."""
+        """The monitor holding physical pixel (x, y), and the point in its logical space
+        that the compositor maps into that pixel.
+
+        At scale 1 that is the pixel's own corner; at any other, its centre: a pixel's
+        edge at 1.5 is a third of a logical pixel, which no wire format holds exactly,
+        and rounded down it lands in the pixel before.
+        """
+        aim = 0.0 if self.scale == 1.0 else 0.5
         for monitor in self.monitors:
             bounds = self.physical(monitor)
             if bounds.contains(x, y):
-                return monitor, x / self.scale - monitor.x, y / self.scale - monitor.y
+                return (
+                    monitor,
+                    (x + aim) / self.scale - monitor.x,
+                    (y + aim) / self.scale - monitor.y,
+                )
         raise ValueError(
             f"point ({x}, {y}) is on no monitor: "
             + ", ".join(str(self.physical(m)) for m in self.monitors)

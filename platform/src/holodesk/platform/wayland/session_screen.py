@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 
 from holodesk.platform.base import ScreenSource
 from holodesk.platform.errors import CaptureError
@@ -25,7 +26,7 @@ from holodesk.platform.wayland.kwin_screenshot import (
     KWinScreenshots,
     ScreenshotRefusedError,
 )
-from holodesk.platform.wayland.layout import DesktopLayout, Monitor, measure_scale
+from holodesk.platform.wayland.layout import DesktopLayout, Monitor, bounding_box, measure_scale
 from holodesk.platform.wayland.pipewire import DEFAULT_FIRST_FRAME_TIMEOUT_S, GST_LAUNCH
 from holodesk.platform.wayland.portal import RemoteDesktopSession
 from holodesk.platform.wayland.screenshot import WaylandScreen
@@ -87,11 +88,41 @@ def kwin_screen(address: str, monitors: Sequence[Monitor]) -> tuple[ScreenSource
     """Screenshots from KWin's ScreenShot2; the scale measured on the first one."""
     shots = KWinScreenshots(address)
     try:
-        layout = DesktopLayout(tuple(monitors), measure_scale(monitors, shots.take().size))
+        image, kwin_scale = shots.take_scaled()
+        logical = logical_monitors(monitors, image.size, kwin_scale)
+        layout = DesktopLayout(logical, measure_scale(logical, image.size))
     except BaseException:
         shots.close()
         raise
     return WaylandScreen(shots, lambda: layout, on_close=shots.close), layout
+
+
+def logical_monitors(
+    monitors: Sequence[Monitor], image_size: tuple[int, int], kwin_scale: float
+) -> tuple[Monitor, ...]:
+    """The portal's monitors in logical units, which its pointer positions are in.
+
+    xdg-desktop-portal-kde 5.27 gives each stream its output's pixel size but
+    takes NotifyPointerMotionAbsolute in logical units (KWin's fake input): on an
+    output at 1.5 the layout it reports is the screenshot's size, not a third
+    smaller. KWin's own scale for the screenshot tells the two apart; monitors
+    already logical (a portal that follows the spec) are kept.
+    """
+    box = bounding_box([m.logical for m in monitors])
+    if kwin_scale == 1.0 or abs(box.width - image_size[0]) > 1:
+        return tuple(monitors)
+    log.info("the portal's monitors are in pixels at scale %g: using them in logical units",
+             kwin_scale)  # fmt: skip
+    return tuple(
+        replace(
+            m,
+            x=round(m.x / kwin_scale),
+            y=round(m.y / kwin_scale),
+            width=round(m.width / kwin_scale),
+            height=round(m.height / kwin_scale),
+        )
+        for m in monitors
+    )
 
 
 def _kwin_offers_screenshots(address: str) -> bool:
