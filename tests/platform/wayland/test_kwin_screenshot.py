@@ -199,8 +199,19 @@ def test_no_kwin_on_the_bus_is_a_capture_error(bus: str) -> None:
         (Answer(_header(0, 2, 16, RGBA8888)), "impossible geometry"),
         (Answer({"type": ("s", "raw"), "width": ("u", 3)}), "lacks its geometry"),
         (Answer({**_header(3, 2, 16, RGBA8888), "type": ("s", "png")}), "not raw"),
+        (Answer({**_header(3, 2, 12, RGBA8888), "scale": ("d", 0.0)}), "impossible geometry"),
     ],
-    ids=["short", "long", "unknown-format", "rows-too-short", "huge", "empty", "no-size", "png"],
+    ids=[
+        "short",
+        "long",
+        "unknown-format",
+        "rows-too-short",
+        "huge",
+        "empty",
+        "no-size",
+        "png",
+        "no-scale",
+    ],
 )
 def test_a_broken_or_hostile_answer_is_a_capture_error(
     kwin: StandinKWin, shots: KWinScreenshots, answer: Answer, message: str
@@ -218,6 +229,15 @@ def test_pixels_that_never_come_end_at_the_timeout(
     with pytest.raises(CaptureError, match="wrote 8 of the screenshot's 32 bytes"):
         shots.take()
     assert time.monotonic() - started < 4  # the 2 s timeout, not the writer's 5 s
+
+
+def test_kwins_scale_comes_with_the_image(kwin: StandinKWin, shots: KWinScreenshots) -> None:
+    kwin.answer = Answer(
+        {**_header(3, 2, 12, RGBA8888), "scale": ("d", 1.5)},
+        _rows(lambda rgb: bytes((*rgb, 255)), 12),
+    )
+    image, scale = shots.take_scaled()
+    assert (image.size, scale) == ((3, 2), 1.5)
 
 
 def test_screenshots_stay_correct_one_after_another(
