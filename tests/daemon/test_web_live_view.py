@@ -21,7 +21,7 @@ from PIL import Image
 
 from holodesk.daemon.config import ServerConfig
 from holodesk.daemon.rpc.server import RunningServer, serve
-from holodesk.daemon.web.hub import VIEWER_QUEUE
+from holodesk.daemon.web.hub import KEPT_LEFT_FRAMES, VIEWER_QUEUE
 from holodesk.proto.v1 import agent_pb2, frame_pb2, geometry_pb2
 from tests.daemon.support import (
     GUARD_S,
@@ -357,8 +357,36 @@ async def test_pause_resume_with_a_note_and_stop(http: aiohttp.ClientSession) ->
         await wait_until(lambda: len(daemon.running.registry) == 0, "the session to leave")
         async with json_post(http, control + "/pause", {}) as gone:
             assert gone.status == 404
+        # Its last frame still answers: a page may ask for it just before it hears "gone"
+        # (tests/e2e/test_live_view.py got a 404 there once).
+        async with http.get(control + "/frame?seq=9") as last:
+            assert last.status == 200
+            assert Image.open(io.BytesIO(await last.read())).size == (64, 48)
         async with json_post(http, control + "/dance", {}) as unknown:
             assert unknown.status == 404
+
+
+async def test_only_the_last_frames_of_sessions_that_left_are_kept(
+    http: aiohttp.ClientSession,
+) -> None:
+    policy = RecordingPolicy([WAIT] * (KEPT_LEFT_FRAMES + 2))
+    async with running_daemon([policy], web="127.0.0.1:0") as daemon:
+        registry = daemon.running.registry
+
+        async def frame_status(sid: str) -> int:
+            async with http.get(web_url(daemon.running, f"/api/sessions/{sid}/frame")) as got:
+                return got.status
+
+        left = []
+        for index in range(KEPT_LEFT_FRAMES + 1):
+            stream, sid = await start_session(daemon, f"task {index}")
+            await observe(stream, f"f{index}")
+            assert await frame_status(sid) == 200  # taken before the step was decided
+            registry.cancel(sid, "done")
+            await wait_until(lambda: len(registry) == 0, "the session to leave")
+            left.append(sid)
+        assert await frame_status(left[0]) == 404  # the oldest went
+        assert [await frame_status(sid) for sid in left[1:]] == [200] * KEPT_LEFT_FRAMES
 
 
 async def test_a_viewer_that_never_reads_is_cut_off_and_costs_nothing() -> None:

@@ -22,7 +22,7 @@ import asyncio
 import io
 import logging
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +51,9 @@ TEXT_CHARS = 4000
 THUMBNAIL_WORKERS = 2
 THUMBNAIL_BOX = (1280, 800)
 THUMBNAIL_QUALITY = 75
+# Sessions that left whose last frame still answers its URL: a page may have asked for
+# it just before it heard "gone" (as many as the page keeps ended cards).
+KEPT_LEFT_FRAMES = 10
 
 Message = dict[str, Any]
 
@@ -114,6 +117,7 @@ class LiveHub:
     def __init__(self, registry: SessionRegistry) -> None:
         self._registry = registry
         self._watched: dict[str, _Watched] = {}
+        self._left: OrderedDict[str, _Watched] = OrderedDict()
         self._viewers: set[Viewer] = set()
         self._encoders = asyncio.Semaphore(THUMBNAIL_WORKERS)
         self.closing = asyncio.Event()
@@ -190,8 +194,13 @@ class LiveHub:
     def session_left(self, session: Session) -> None:
         """Registry listener: the session is gone (ended, expired or dropped)."""
         watched = self._watched.pop(session.session_id, None)
-        if watched is not None and watched.pending_announce is not None:
-            watched.pending_announce.cancel()
+        if watched is not None:
+            if watched.pending_announce is not None:
+                watched.pending_announce.cancel()
+            if watched.frame is not None:
+                self._left[session.session_id] = watched
+                while len(self._left) > KEPT_LEFT_FRAMES:
+                    self._left.popitem(last=False)
         self._offer({"type": "gone", "session_id": session.session_id})
 
     # Operator side -----------------------------------------------------------------
@@ -237,8 +246,9 @@ class LiveHub:
         return out
 
     async def thumbnail(self, session_id: str) -> bytes | None:
-        """The session's newest frame as a JPEG thumbnail; None before its first frame."""
-        watched = self._watched.get(session_id)
+        """The session's newest frame as a JPEG thumbnail; None before its first frame
+        (or for a session that left longer ago than the last KEPT_LEFT_FRAMES)."""
+        watched = self._watched.get(session_id) or self._left.get(session_id)
         if watched is None or watched.frame is None:
             return None
         frame = watched.frame
