@@ -87,6 +87,8 @@ class StandinKWin:
         try:
             os.write(fd, answer.data)
             time.sleep(answer.hold_pipe_s)
+        except BrokenPipeError:
+            pass  # the reader refused the answer before its pixels (the hostile cases)
         finally:
             os.close(fd)
 
