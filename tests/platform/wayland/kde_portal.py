@@ -9,7 +9,11 @@ refusal for a while; any other refusal is the test's error at once.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
+
+import pytest
 
 from holodesk.platform.base import Backend
 from holodesk.platform.wayland.portal import PortalUnavailableError
@@ -30,3 +34,16 @@ def open_kde_route(desktop: HeadlessDesktop, tokens: TokenStore, **options: Any)
             if "Invalid session" not in error.cause or time.monotonic() > deadline:
                 raise
             time.sleep(0.2)
+
+
+@contextmanager
+def kde_route(
+    desktop: HeadlessDesktop, tmp_path_factory: pytest.TempPathFactory, **options: Any
+) -> Iterator[Backend]:
+    """A module's route on its KDE (fresh tokens), closed when the module is done."""
+    tokens = TokenStore(tmp_path_factory.mktemp("kde-state") / "tokens.json")
+    opened = open_kde_route(desktop, tokens, **options)
+    try:
+        yield opened
+    finally:
+        opened.close()

@@ -30,7 +30,7 @@ from holodesk.platform.wlroots.route import wayland_route
 from tests.platform.conformance import SCROLLS
 from tests.platform.wayland.conftest import start_desktop
 from tests.platform.wayland.desktops import HeadlessDesktop
-from tests.platform.wayland.kde_portal import open_kde_route
+from tests.platform.wayland.kde_portal import kde_route, open_kde_route
 from tests.platform.wayland.portal_suite import (  # noqa: F401 - collected here
     SettledTarget,
     colours,
@@ -59,10 +59,8 @@ def desktop() -> Iterator[HeadlessDesktop]:
 def backend(
     desktop: HeadlessDesktop, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Backend]:
-    tokens = TokenStore(tmp_path_factory.mktemp("kde-state") / "tokens.json")
-    opened = open_kde_route(desktop, tokens)
-    yield opened
-    opened.close()
+    with kde_route(desktop, tmp_path_factory) as opened:
+        yield opened
 
 
 def test_the_route_reads_kwins_screenshots(backend: Backend) -> None:

@@ -24,11 +24,10 @@ from holodesk.platform.base import Backend
 from holodesk.platform.errors import BackendUnavailableError
 from holodesk.platform.wayland import backend as wayland_backend
 from holodesk.platform.wayland.kwin_screenshot import NO_CHECKS_ENV
-from holodesk.platform.wayland.tokens import TokenStore
 from holodesk.platform.wlroots.route import wayland_route
 from tests.platform.wayland.conftest import start_desktop
 from tests.platform.wayland.desktops import HeadlessDesktop
-from tests.platform.wayland.kde_portal import open_kde_route
+from tests.platform.wayland.kde_portal import kde_route
 from tests.platform.wayland.native_app import (  # noqa: F401 - fixtures collected here
     native_app,
     native_conformance,
@@ -49,10 +48,8 @@ def desktop() -> Iterator[HeadlessDesktop]:
 def backend(
     desktop: HeadlessDesktop, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Backend]:
-    tokens = TokenStore(tmp_path_factory.mktemp("kde-state") / "tokens.json")
-    opened = open_kde_route(desktop, tokens, capture="pipewire")
-    yield opened
-    opened.close()
+    with kde_route(desktop, tmp_path_factory, capture="pipewire") as opened:
+        yield opened
 
 
 def test_a_kwin_that_keeps_its_screenshots_refuses_the_route_with_the_fix(

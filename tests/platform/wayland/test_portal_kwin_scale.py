@@ -20,10 +20,9 @@ from pathlib import Path
 import pytest
 
 from holodesk.platform.base import Backend, Region
-from holodesk.platform.wayland.tokens import TokenStore
 from tests.platform.wayland.conftest import start_desktop
 from tests.platform.wayland.desktops import HeadlessDesktop
-from tests.platform.wayland.kde_portal import open_kde_route
+from tests.platform.wayland.kde_portal import kde_route
 from tests.platform.wayland.native_app import start_native_app
 from tests.platform.wlroots.gtk_probe import GtkProbe, GtkUnavailableError
 
@@ -44,10 +43,8 @@ def desktop() -> Iterator[HeadlessDesktop]:
 def backend(
     desktop: HeadlessDesktop, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Backend]:
-    tokens = TokenStore(tmp_path_factory.mktemp("kde-state") / "tokens.json")
-    opened = open_kde_route(desktop, tokens)
-    yield opened
-    opened.close()
+    with kde_route(desktop, tmp_path_factory) as opened:
+        yield opened
 
 
 @pytest.fixture(scope="module")
