@@ -16,6 +16,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from holodesk.daemon.logredact import REDACTED, RedactingFilter, redact
 from holodesk.daemon.principals import Role
+from holodesk.daemon.rpc.auth import DENIAL_AWAITS_FIRST_REQUEST_S
 from holodesk.daemon.rpc.credentials import (
     CredentialsError,
     load_credentials,
@@ -91,11 +92,11 @@ async def test_every_kind_of_caller_gets_the_status_its_credential_deserves(
         assert got == expected
 
 
-async def _stream_status(daemon: Daemon, metadata: list[tuple[str, str]] | None) -> grpc.StatusCode:
-    stream = Stream(daemon.channel, metadata=metadata)
+async def _stream_status(
+    daemon: Daemon, metadata: list[tuple[str, str]] | None, stream: Stream | None = None
+) -> grpc.StatusCode:
+    stream = stream or Stream(daemon.channel, metadata=metadata)
     try:
-        # A refused call may end before the first write is sent: the write then
-        # raises the refusal (a loaded run saw it), not the read.
         await stream.send(agent_pb2.RunSessionRequest(start=agent_pb2.SessionStart(task="t")))
         first = await asyncio.wait_for(stream.call.read(), GUARD_S)
     except grpc.aio.AioRpcError as exc:
@@ -103,6 +104,37 @@ async def _stream_status(daemon: Daemon, metadata: list[tuple[str, str]] | None)
     assert first.WhichOneof("event") == "started"
     stream.call.cancel()
     return grpc.StatusCode.OK
+
+
+async def test_a_denied_stream_whose_first_write_comes_late_still_hears_unauthenticated(
+    tmp_path: Path,
+) -> None:
+    """The denial waits for the caller's first message: a client still writing it
+    when the status came would report INTERNAL (grpc/grpc#36066), not the status.
+    The pause lets the daemon decide before the write is sent, which on a loaded
+    run happens by chance; without the wait nearly every round fails."""
+    tokens = write_tokens(tmp_path, bot="agent")
+    async with running_daemon([scripted_policy([])], tokens_file=str(tokens.path)) as daemon:
+        for _ in range(20):
+            stream = Stream(daemon.channel)
+            await asyncio.sleep(0.02)
+            assert await _stream_status(daemon, None, stream) == grpc.StatusCode.UNAUTHENTICATED
+
+
+async def test_a_denied_stream_that_never_writes_is_denied_within_the_bound(
+    tmp_path: Path,
+) -> None:
+    tokens = write_tokens(tmp_path, bot="agent")
+    async with running_daemon([scripted_policy([])], tokens_file=str(tokens.path)) as daemon:
+        silent = Stream(daemon.channel)
+        with pytest.raises(grpc.aio.AioRpcError) as silent_denial:
+            await asyncio.wait_for(silent.call.read(), DENIAL_AWAITS_FIRST_REQUEST_S + GUARD_S)
+        assert silent_denial.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        closed = Stream(daemon.channel)
+        await closed.call.done_writing()
+        with pytest.raises(grpc.aio.AioRpcError) as closed_denial:
+            await asyncio.wait_for(closed.call.read(), GUARD_S)
+        assert closed_denial.value.code() == grpc.StatusCode.UNAUTHENTICATED
 
 
 async def test_denials_carry_error_info_and_the_permission_names_the_role(tmp_path: Path) -> None:

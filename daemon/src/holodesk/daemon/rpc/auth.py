@@ -28,6 +28,8 @@ never by value.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import contextvars
 import logging
 import os
@@ -38,7 +40,7 @@ from typing import Any
 
 import grpc
 
-from holodesk.daemon.errors import PermissionDenied, Unauthenticated
+from holodesk.daemon.errors import HolodeskError, PermissionDenied, Unauthenticated
 from holodesk.daemon.principals import ANONYMOUS, AuthMethod, Principal, Role
 from holodesk.daemon.rpc.credentials import MAX_TOKEN_CHARS, Credentials
 from holodesk.daemon.rpc.interceptor import aclose, wrap_behavior
@@ -52,6 +54,9 @@ OPEN_SERVICES = (
     "grpc.reflection.v1alpha.ServerReflection",
 )
 AGENT_SERVICE = "holodesk.v1.AgentService"
+# How long a denied request stream may take to deliver its first message before
+# the denial is sent anyway (see `_deny_after_first_request`).
+DENIAL_AWAITS_FIRST_REQUEST_S = 1.0
 COMPUTER_SERVICE = "holodesk.v1.ComputerService"
 
 
@@ -187,36 +192,39 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         method: str = handler_call_details.method
         if handler is None or required_role(method) is None:
             return handler
+        streamed = bool(handler.request_streaming)
         return wrap_behavior(
             handler,
-            partial(self._wrap_unary, method=method),
-            partial(self._wrap_stream, method=method),
+            partial(self._wrap_unary, method=method, streamed=streamed),
+            partial(self._wrap_stream, method=method, streamed=streamed),
         )
 
-    def _admit(self, context: Any, method: str) -> Principal:
+    async def _admit(self, request: Any, context: Any, method: str, streamed: bool) -> Principal:
         try:
             principal = self.authenticator.authenticate(context)
             self.authenticator.authorize(principal, method)
         except (Unauthenticated, PermissionDenied) as exc:
             log.warning("%s denied (peer %s): %s", method, context.peer(), exc.message)
+            if streamed:
+                await _deny_after_first_request(request)
             raise
         _CURRENT.set(principal)
         return principal
 
     def _wrap_unary(
-        self, behavior: Callable[[Any, Any], Awaitable[Any]], method: str
+        self, behavior: Callable[[Any, Any], Awaitable[Any]], method: str, streamed: bool
     ) -> Callable[[Any, Any], Awaitable[Any]]:
         async def wrapped(request: Any, context: Any) -> Any:
-            self._admit(context, method)
+            await self._admit(request, context, method, streamed)
             return await behavior(request, context)
 
         return wrapped
 
     def _wrap_stream(
-        self, behavior: Callable[[Any, Any], AsyncIterator[Any]], method: str
+        self, behavior: Callable[[Any, Any], AsyncIterator[Any]], method: str, streamed: bool
     ) -> Callable[[Any, Any], AsyncIterator[Any]]:
         async def wrapped(request: Any, context: Any) -> AsyncIterator[Any]:
-            self._admit(context, method)
+            await self._admit(request, context, method, streamed)
             responses = behavior(request, context)
             try:
                 async for response in responses:
@@ -225,3 +233,21 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 await aclose(responses)
 
         return wrapped
+
+
+async def _deny_after_first_request(requests: AsyncIterator[Any]) -> None:
+    """Let a denied request stream deliver its first message (or end) before the
+    denial goes out.
+
+    A grpc.aio client whose write is still in flight when the call's status
+    arrives reports INTERNAL ("Internal error from Core") instead of that status
+    (grpc/grpc#36066, open in grpcio 1.85), so a caller without a token would be
+    told the daemon failed. Callers write their first message right after opening
+    the call; once it has arrived that write has succeeded, and the denial reaches
+    them as UNAUTHENTICATED or PERMISSION_DENIED. The message itself is dropped
+    unread: nothing of a denied call is acted on. Bounded, so a caller that never
+    writes is still denied promptly. Costs no more than a unary call, whose
+    request the server reads whole before any handler runs.
+    """
+    with contextlib.suppress(TimeoutError, StopAsyncIteration, HolodeskError):
+        await asyncio.wait_for(anext(aiter(requests)), DENIAL_AWAITS_FIRST_REQUEST_S)
