@@ -49,12 +49,14 @@ die() { printf 'sandbox: error: %s\n' "$*" >&2; stop 1; }
 started=()   # every pid, oldest first
 core=()      # the ones whose death ends the sandbox
 stopping=0
+tick=        # the main loop's poll timer
 
 stop() {
     local code=${1:-0} index pid
     if [[ $stopping == 1 ]]; then return; fi
     stopping=1
     trap - TERM INT
+    if [[ -n ${tick:-} ]]; then kill "$tick" 2>/dev/null || true; fi
     for ((index = ${#started[@]} - 1; index >= 0; index--)); do
         pid=${started[index]}
         kill -TERM "$pid" 2>/dev/null || true
@@ -175,13 +177,20 @@ fi
 say "ready: http://localhost:$novnc_port/vnc.html?autoconnect=1&resize=scale"
 
 # Until a signal (the trap stops everything) or a core process dies on its own.
+# Polled, not `wait -n`: bash (5.2) never reports to `wait -n` a child that died
+# before the call, so an X server killed while this loop was between waits left
+# the sandbox running without it. `wait` on one pid is reliable and a trapped
+# signal still interrupts it at once.
 while true; do
-    wait -n "${core[@]}" || true
     for pid in "${core[@]}"; do
         if ! kill -0 "$pid" 2>/dev/null; then
-            printf 'sandbox: error: process %s (%s) exited\n' "$pid" \
-                "$([[ $pid == "${core[0]}" ]] && echo Xvnc || echo websockify)" >&2
+            name=websockify
+            [[ $pid == "${core[0]}" ]] && name=Xvnc
+            printf 'sandbox: error: process %s (%s) exited\n' "$pid" "$name" >&2
             stop 1
         fi
     done
+    sleep 0.5 &
+    tick=$!
+    wait "$tick" || true
 done
