@@ -4,7 +4,8 @@
 1920x1200 pixels, 1280x800 logical. xdg-desktop-portal-kde 5.27 gives its stream
 the output's pixel size but takes pointer positions in logical units, and this
 KWin's stream carries no frames, so the route reads KWin's ScreenShot2, whose
-scale says which is which (`session_screen.logical_monitors`). The native GTK
+scale says which is which (`session_screen.logical_monitors`); the stream route
+asks the compositor's xdg-output (`output_geometry`). The native GTK
 app, fullscreen, reports each press in surface-local logical pixels with 1/256
 precision, so the test can tell which physical pixel the pointer is in: a click
 at physical pixel P must land inside P, at its centre.
@@ -20,6 +21,8 @@ from pathlib import Path
 import pytest
 
 from holodesk.platform.base import Backend, Region
+from holodesk.platform.wayland.cast_screen import CastScreen
+from holodesk.platform.wayland.output_geometry import compositor_outputs
 from tests.platform.wayland.conftest import start_desktop
 from tests.platform.wayland.desktops import HeadlessDesktop
 from tests.platform.wayland.kde_portal import kde_route
@@ -39,11 +42,28 @@ def desktop() -> Iterator[HeadlessDesktop]:
     running.stop()
 
 
-@pytest.fixture(scope="module")
+def _inside(desktop: HeadlessDesktop) -> dict[str, str]:
+    """An environment inside the desktop's session, for its compositor's outputs."""
+    return {"WAYLAND_DISPLAY": str(desktop.runtime_dir / desktop.wayland_display)}
+
+
+@pytest.fixture(scope="module", params=["screenshot2", "stream"])
 def backend(
-    desktop: HeadlessDesktop, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
+    desktop: HeadlessDesktop,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Backend]:
-    with kde_route(desktop, tmp_path_factory) as opened:
+    """Both ways a KDE route learns its units. "screenshot2": the auto route, its
+    frames and scale from KWin's ScreenShot2, opened without the Wayland socket (a
+    portal reached from outside the session). "stream": the PipeWire route, whose
+    frames say 1.0 here, opened inside the session: the compositor's xdg-output
+    says the scale (`output_geometry`). This KWin's stream carries no pixels
+    (test_portal_kwin.py), but its input and layout are the route's own."""
+    if request.param == "screenshot2":
+        options: dict[str, object] = {}
+    else:
+        options = {"capture": "pipewire", "environ": _inside(desktop)}
+    with kde_route(desktop, tmp_path_factory, **options) as opened:
         yield opened
 
 
@@ -84,7 +104,21 @@ def test_the_display_is_the_outputs_pixels_at_its_scale(backend: Backend) -> Non
     assert (display.bounds, display.scale_factor) == (Region(0, 0, 1920, 1200), SCALE)
 
 
+def test_the_compositor_says_its_output_is_1280x800_logical_in_1920x1200_pixels(
+    desktop: HeadlessDesktop,
+) -> None:
+    (output,) = compositor_outputs(_inside(desktop))
+    assert (output.logical, output.physical_width, output.physical_height) == (
+        Region(0, 0, 1280, 800),
+        1920,
+        1200,
+    )
+    assert output.scale == SCALE
+
+
 def test_a_grab_has_one_image_pixel_per_physical_pixel(backend: Backend) -> None:
+    if isinstance(backend.screen, CastScreen):
+        pytest.skip("this KWin's stream sends no pixels: test_portal_kwin.py holds that")
     image = backend.screen.grab(Region(0, 0, 1920, 1200))
     assert image.size == (1920, 1200)
     assert backend.screen.grab(Region(1900, 1190, 20, 10)).size == (20, 10)

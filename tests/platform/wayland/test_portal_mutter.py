@@ -13,7 +13,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from holodesk.platform.base import Backend
+from holodesk.platform.base import Backend, Region
+from holodesk.platform.wayland.layout import Monitor
+from holodesk.platform.wayland.output_geometry import compositor_outputs, logical_by_outputs
 from holodesk.platform.wayland.tokens import TokenStore
 from tests.platform.wayland.conftest import start_desktop
 from tests.platform.wayland.desktops import HeadlessDesktop
@@ -80,3 +82,17 @@ test_conformance = conformance(
         ),
     }
 )
+
+
+def test_mutters_outputs_leave_its_logical_streams_as_they_are(desktop: HeadlessDesktop) -> None:
+    """The geometry the portal route asks any compositor for (xdg-output, no wlroots
+    protocol needed): mutter's streams are already logical, so nothing changes."""
+    socket = str(desktop.runtime_dir / desktop.wayland_display)
+    (output,) = compositor_outputs({"WAYLAND_DISPLAY": socket})
+    assert (output.logical, output.physical_width, output.physical_height) == (
+        Region(0, 0, desktop.width, desktop.height),
+        desktop.width,
+        desktop.height,
+    )
+    stream = Monitor(40, 0, 0, desktop.width, desktop.height)
+    assert logical_by_outputs([stream], [output]) == (stream,)

@@ -41,6 +41,7 @@ from holodesk.platform.wayland.choice import INPUT_ENV
 from holodesk.platform.wayland.dbus import BusUnavailableError, PortalBus, session_bus_address
 from holodesk.platform.wayland.kwin_screenshot import KWinScreenshots, ScreenshotRefusedError
 from holodesk.platform.wayland.layout import DesktopLayout, Monitor, measure_scale
+from holodesk.platform.wayland.output_geometry import compositor_outputs, logical_by_outputs
 from holodesk.platform.wayland.pipewire import GST_LAUNCH, gst_problems
 from holodesk.platform.wayland.portal import (
     DEFAULT_CONSENT_TIMEOUT_S,
@@ -126,7 +127,15 @@ def create(
     tokens = TokenStore(Path(token_path) if token_path else default_token_path())
     if route != "uinput" and (capture == "kwin" or _streams_readable(capture, gst_launch)):
         backend = _session_route(
-            route, address, tokens, consent_timeout_s, scroll, smooth_step_px, gst_launch, capture
+            route,
+            address,
+            tokens,
+            consent_timeout_s,
+            scroll,
+            smooth_step_px,
+            gst_launch,
+            capture,
+            env,
         )
         if backend is not None:
             return backend
@@ -136,13 +145,17 @@ def create(
         session = _portal_session(route, address, tokens, consent_timeout_s, uinput)
         try:
             if session is not None:
-                layout = _layout(session.monitors, shots, scale_factor)
+                monitors: list[Monitor] | None = session.monitors
+            else:
+                monitors = _screencast_monitors(address, tokens, consent_timeout_s)
+            if monitors is not None:
+                monitors = list(logical_by_outputs(monitors, compositor_outputs(env)))
+            layout = _layout(monitors, shots, scale_factor)
+            if session is not None:
                 driver: InputDriver = PortalInput(
                     session, lambda: layout, scroll=scroll, smooth_step_px=smooth_step_px
                 )
             else:
-                monitors = _screencast_monitors(address, tokens, consent_timeout_s)
-                layout = _layout(monitors, shots, scale_factor)
                 driver = uinput.open(layout)
         except BaseException:
             if session is not None:
@@ -202,6 +215,7 @@ def _session_route(
     smooth_step_px: float,
     gst_launch: str,
     capture: str,
+    env: Mapping[str, str],
 ) -> Backend | None:
     """The portal route, frames from its session; None when auto finds no RemoteDesktop.
 
@@ -217,6 +231,7 @@ def _session_route(
             smooth_step_px=smooth_step_px,
             gst_launch=gst_launch,
             capture=capture,
+            environ=env,
         )
     except PortalUnavailableError as error:
         if route == "auto" and error.not_offered:

@@ -16,6 +16,7 @@ says whether the route can work here and what a person will have to approve.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from holodesk.platform.base import Backend
@@ -66,10 +67,12 @@ def open_portal_route(
     first_frame_timeout_s: float = DEFAULT_FIRST_FRAME_TIMEOUT_S,
     capture: str = "auto",
     stream_probe_s: float = DEFAULT_STREAM_PROBE_S,
+    environ: Mapping[str, str] | None = None,
 ) -> Backend:
     """A Backend over one RemoteDesktop session on the bus at `address`.
 
-    `capture`: "auto", "pipewire" or "kwin" (`session_screen`). Raises
+    `capture`: "auto", "pipewire" or "kwin" (`session_screen`); `environ` (default
+    this process's): its WAYLAND_DISPLAY is asked for the outputs' geometry. Raises
     PortalUnavailableError (ConsentNeededError when a person must approve) or
     CaptureError (the screen cannot be read), each with its fix.
     """
@@ -84,6 +87,7 @@ def open_portal_route(
             gst_launch=gst_launch,
             first_frame_timeout_s=first_frame_timeout_s,
             stream_probe_s=stream_probe_s,
+            environ=environ,
         )
     except BaseException:
         session.close()

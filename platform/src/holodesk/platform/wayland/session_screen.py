@@ -14,7 +14,7 @@ ScreenShot2.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from holodesk.platform.base import ScreenSource
@@ -27,6 +27,7 @@ from holodesk.platform.wayland.kwin_screenshot import (
     ScreenshotRefusedError,
 )
 from holodesk.platform.wayland.layout import DesktopLayout, Monitor, bounding_box, measure_scale
+from holodesk.platform.wayland.output_geometry import compositor_outputs, logical_by_outputs
 from holodesk.platform.wayland.pipewire import DEFAULT_FIRST_FRAME_TIMEOUT_S, GST_LAUNCH
 from holodesk.platform.wayland.portal import RemoteDesktopSession
 from holodesk.platform.wayland.screenshot import WaylandScreen
@@ -45,17 +46,21 @@ def open_session_screen(
     gst_launch: str = GST_LAUNCH,
     first_frame_timeout_s: float = DEFAULT_FIRST_FRAME_TIMEOUT_S,
     stream_probe_s: float = DEFAULT_STREAM_PROBE_S,
+    environ: Mapping[str, str] | None = None,
 ) -> tuple[ScreenSource, DesktopLayout]:
     """The screen of a started session and its layout (for the input's coordinates).
 
-    Raises CaptureError (ScreenshotRefusedError when KWin will not let us in).
+    `environ`'s WAYLAND_DISPLAY (default this process's) names the compositor asked
+    for its outputs' logical geometry (`output_geometry`). Raises CaptureError
+    (ScreenshotRefusedError when KWin will not let us in).
     """
     if capture not in SESSION_CAPTURES:
         raise ValueError(f"capture must be one of {', '.join(SESSION_CAPTURES)}, not {capture!r}")
+    monitors = logical_by_outputs(session.monitors, compositor_outputs(environ))
     if capture == "kwin":
-        return kwin_screen(address, session.monitors)
+        return kwin_screen(address, monitors)
     cast = CastScreen(
-        session.monitors,
+        monitors,
         session.open_pipewire_remote,
         gst_launch=gst_launch,
         first_frame_timeout_s=first_frame_timeout_s,
@@ -71,7 +76,7 @@ def open_session_screen(
             stream_probe_s,
         )
         try:
-            screen = kwin_screen(address, session.monitors)
+            screen = kwin_screen(address, monitors)
         except ScreenshotRefusedError as error:
             raise ScreenshotRefusedError(
                 f"KWin's screen-cast stream sent no frame in {stream_probe_s:g} s (a KWin with "

@@ -1,4 +1,7 @@
-"""One connection to a wlroots compositor: its globals, its seat and its outputs.
+"""One connection to a Wayland compositor: its globals, its seat and its outputs.
+
+The wlroots route binds everything in REQUIRED; others need less (the portal
+route asks any compositor for its outputs' geometry only: GEOMETRY_ONLY).
 
 Screen and input share it (one socket, one event queue). pywayland's display is
 not thread-safe, and the client may grab frames on one thread while input runs on
@@ -31,6 +34,8 @@ REQUIRED: dict[str, str] = {
     "wl_shm": "shared-memory buffers (wl_shm)",
     "wl_seat": "a seat to type on (wl_seat)",
 }
+# What reading the outputs' geometry needs (wl_output is bound wherever offered).
+GEOMETRY_ONLY: dict[str, str] = {XDG_OUTPUT: REQUIRED[XDG_OUTPUT]}
 NOT_WLROOTS_FIX = (
     "run a wlroots compositor (sway, Hyprland, river, labwc, Wayfire) that offers these "
     "protocols; on GNOME or KDE use the wayland backend (the desktop portal)"
@@ -81,17 +86,22 @@ class WlrConnection:
     lock: threading.RLock = field(default_factory=threading.RLock)
     globals: dict[str, tuple[int, int]] = field(default_factory=dict)
     bound: dict[str, Any] = field(default_factory=dict)
+    needs: Mapping[str, str] = field(default_factory=lambda: REQUIRED)
     _outputs: dict[int, _OutputState] = field(default_factory=dict)
     _registry: Any = None
 
     @classmethod
     def open(
-        cls, socket: str | None = None, environ: Mapping[str, str] | None = None
+        cls,
+        socket: str | None = None,
+        environ: Mapping[str, str] | None = None,
+        needs: Mapping[str, str] = REQUIRED,
     ) -> WlrConnection:
-        """Connect to `socket` (default $WAYLAND_DISPLAY) and bind what the route needs.
+        """Connect to `socket` (default $WAYLAND_DISPLAY) and bind the globals in `needs`
+        (name: what it is for; default: everything the wlroots route needs).
 
         BackendUnavailableError, listing every missing protocol, when the compositor
-        is not one this route can drive.
+        does not offer them.
         """
         env = os.environ if environ is None else environ
         target = socket or env.get("WAYLAND_DISPLAY", "").strip()
@@ -113,7 +123,7 @@ class WlrConnection:
                   NO_DISPLAY_FIX)],
                 backend="wlroots",
             ) from error  # fmt: skip
-        connection = cls(display, bindings)
+        connection = cls(display, bindings, needs=needs)
         try:
             connection._start()
         except BaseException:
@@ -126,21 +136,26 @@ class WlrConnection:
         self._registry.dispatcher["global"] = self._on_global
         self._registry.dispatcher["global_remove"] = self._on_global_remove
         self.display.roundtrip()
-        missing = [what for name, what in REQUIRED.items() if name not in self.globals]
+        missing = [what for name, what in self.needs.items() if name not in self.globals]
         if missing:
             raise BackendUnavailableError(
                 [(f"this compositor does not offer {what}", NOT_WLROOTS_FIX) for what in missing],
                 backend="wlroots",
             )
         wayland, p = self.protocols.wayland, self.protocols
-        self._bind("wl_shm", wayland.WlShm, 1)
-        self._bind("wl_seat", wayland.WlSeat, 1)
-        self._bind(XDG_OUTPUT, p.xdg_output.ZxdgOutputManagerV1, 3)
-        self._bind(SCREENCOPY, p.screencopy.ZwlrScreencopyManagerV1, 3)
-        self._bind(VIRTUAL_POINTER, p.virtual_pointer.ZwlrVirtualPointerManagerV1, 2)
-        self._bind(VIRTUAL_KEYBOARD, p.virtual_keyboard.ZwpVirtualKeyboardManagerV1, 1)
+        interfaces: dict[str, tuple[Any, int]] = {
+            "wl_shm": (wayland.WlShm, 1),
+            "wl_seat": (wayland.WlSeat, 1),
+            XDG_OUTPUT: (p.xdg_output.ZxdgOutputManagerV1, 3),
+            SCREENCOPY: (p.screencopy.ZwlrScreencopyManagerV1, 3),
+            VIRTUAL_POINTER: (p.virtual_pointer.ZwlrVirtualPointerManagerV1, 2),
+            VIRTUAL_KEYBOARD: (p.virtual_keyboard.ZwpVirtualKeyboardManagerV1, 1),
+        }
+        for name in self.needs:
+            self._bind(name, *interfaces[name])
         for state in self._outputs.values():
-            self._watch_xdg(state)
+            if XDG_OUTPUT in self.bound:
+                self._watch_xdg(state)
         self.display.roundtrip()
         self.display.roundtrip()  # xdg-output's events follow its creation
 
