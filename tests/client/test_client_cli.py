@@ -232,3 +232,23 @@ def test_ctrl_c_cancels_the_session_and_exits_3(daemon: Daemon) -> None:
     # 0 or 1 steps, depending on whether the wait had begun when the signal came.
     assert re.search(r"cancelled after [01] step\(s\): cancelled by the user", err), err
     assert server.conversation.received[-1].WhichOneof("event") == "cancel"
+
+
+def test_starting_holodesk_imports_no_command_s_heavy_libraries() -> None:
+    """Every start builds every command's parser (entry points included), so a parser
+    module that imports its command's libraries charges them to all: the MCP SDK
+    alone took 0.5 s of `holodesk --help`'s 1.5 s."""
+    probe = (
+        "import sys\n"
+        "from holodesk.client.cli import main\n"
+        "try:\n"
+        "    main(['--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = ('mcp', 'uvicorn', 'starlette', 'torch', 'vllm', 'transformers')\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & set(heavy)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout

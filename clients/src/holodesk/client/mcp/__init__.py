@@ -8,6 +8,8 @@ only ask.
 
 Modules, one job each: desktop (the backend, the guard, screen-pixel actions),
 grounding (Locate through the daemon), tasks (a whole session and its report),
-tools (the MCP tool surface), transport (stdio and streamable HTTP), install
-(the hosts' configuration files), command (the CLI).
+tools (the MCP tool surface), transport (stdio and streamable HTTP), address
+(the HTTP address, checked), install (the hosts' configuration files), command
+(the CLI's parser, loaded at every `holodesk` start, so it imports no MCP SDK) and
+serve (what the command runs).
 """
