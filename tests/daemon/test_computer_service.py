@@ -9,10 +9,11 @@ import asyncio
 
 import grpc
 import pytest
+from google.protobuf import timestamp_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from holodesk.proto.v1 import action_pb2, agent_pb2, computer_pb2, geometry_pb2
+from holodesk.proto.v1 import action_pb2, agent_pb2, computer_pb2, frame_pb2, geometry_pb2
 from tests.daemon.computer_support import (
     act_request,
     attach,
@@ -22,7 +23,7 @@ from tests.daemon.computer_support import (
     results,
     type_text,
 )
-from tests.daemon.support import GUARD_S, make_frame, running_daemon, wait_until
+from tests.daemon.support import GUARD_S, image_bytes, make_frame, running_daemon, wait_until
 
 
 async def test_list_frame_act_and_the_result_comes_back() -> None:
@@ -234,6 +235,56 @@ async def test_get_frame_with_refresh_asks_the_client_for_a_new_capture() -> Non
         assert response.frame.frame_id == "f2"
         plain = await api.GetFrame(computer_pb2.GetFrameRequest(desktop_id="desk"))
         assert plain.frame.frame_id == "f2"
+
+
+def captured(frame: frame_pb2.Frame, seconds: int, nanos: int) -> frame_pb2.Frame:
+    frame.captured_at.CopyFrom(timestamp_pb2.Timestamp(seconds=seconds, nanos=nanos))
+    return frame
+
+
+def delta_on(
+    like: frame_pb2.Frame, frame_id: str, base_frame_id: str, *, patched: bool
+) -> frame_pb2.Frame:
+    """A delta frame with `like`'s geometry on the frame `base_frame_id`: unchanged, or
+    with one patch painted on."""
+    delta = frame_pb2.Frame()
+    delta.CopyFrom(like)
+    delta.frame_id, delta.base_frame_id = frame_id, base_frame_id
+    delta.ClearField("encoding")
+    delta.ClearField("data")
+    delta.ClearField("captured_at")
+    if patched:
+        delta.patches.add(
+            rect=geometry_pb2.Rect(x=8, y=8, width=16, height=16),
+            encoding=frame_pb2.IMAGE_ENCODING_PNG,
+            data=image_bytes(16, 16),
+        )
+    return delta
+
+
+async def test_get_frame_tells_when_the_client_captured_the_frame() -> None:
+    async with running_daemon([]) as daemon:
+        first = captured(make_frame("f1", 320, 200), 1_780_000_000, 123_456_789)
+        desk, _ = await attach(daemon, frame=first)
+        api = computer(daemon.channel)
+        got = (await api.GetFrame(computer_pb2.GetFrameRequest(desktop_id="desk"))).frame
+        assert got.captured_at == first.captured_at
+
+        # Delta frames (the rebuilt screen is the delta's, captured when it was): an
+        # unchanged screen, then a changed one, then a full frame with no time at all.
+        for sent in (
+            captured(delta_on(first, "f2", "f1", patched=False), 1_780_000_001, 5),
+            captured(delta_on(first, "f3", "f2", patched=True), 1_780_000_002, 999_999_999),
+            make_frame("f4", 320, 200),
+        ):
+            call = api.GetFrame(computer_pb2.GetFrameRequest(desktop_id="desk", refresh=True))
+            refresh = await desk.recv()
+            assert not refresh.actions.actions
+            await desk.observe_nowait(sent)
+            got = (await asyncio.wait_for(call, GUARD_S)).frame
+            assert got.frame_id == sent.frame_id
+            assert got.HasField("captured_at") == sent.HasField("captured_at")
+            assert got.captured_at == sent.captured_at
 
 
 async def test_a_point_off_what_the_client_captures_now_is_refused_and_not_sent() -> None:

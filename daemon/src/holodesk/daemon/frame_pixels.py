@@ -15,6 +15,7 @@ import io
 import threading
 import warnings
 from collections.abc import Iterable
+from dataclasses import replace
 
 from PIL import Image, UnidentifiedImageError
 
@@ -115,15 +116,8 @@ def standalone(frame: EncodedFrame) -> EncodedFrame:
 def encoded_as(frame: EncodedFrame, pixels: Image.Image) -> EncodedFrame:
     """The frame, with `pixels` (what it shows) encoded losslessly as its one image."""
     encoding, data = encode_lossless(pixels)
-    return EncodedFrame(
-        frame_id=frame.frame_id,
-        size=frame.size,
-        encoding=encoding,
-        data=data,
-        display_id=frame.display_id,
-        source=frame.source,
-        scale_factor=frame.scale_factor,
-    )
+    # Every other field (id, geometry, capture time) stays the frame's own.
+    return replace(frame, encoding=encoding, data=data, patches=())
 
 
 def encode_lossless(image: Image.Image) -> tuple[ImageEncoding, bytes]:

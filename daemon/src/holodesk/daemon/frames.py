@@ -48,6 +48,9 @@ class EncodedFrame:
     # Painted over `data` in order: a frame rebuilt from deltas (frame_deltas). Only
     # frame_pixels reads a frame's pixels, so nothing else needs to know.
     patches: tuple[FramePatch, ...] = ()
+    # When the client captured it (Frame.captured_at), in nanoseconds since the Unix
+    # epoch, exactly as sent (a datetime would drop the nanoseconds); None when unset.
+    captured_at_ns: int | None = None
 
     @functools.cached_property
     def content_key(self) -> str:
@@ -66,19 +69,30 @@ class EncodedFrame:
         """The bytes objects the frame holds (shared with the frames it was built on)."""
         return (self.data, *(patch.data for patch in self.patches))
 
-    def renamed(self, frame_id: str) -> EncodedFrame:
-        """The same screen under another id (an unchanged screen's delta): its bytes
-        and content key are shared, not copied or hashed again."""
-        frame = replace(self, frame_id=frame_id)
+    def renamed(self, frame_id: str, captured_at_ns: int | None = None) -> EncodedFrame:
+        """The same screen under another id, captured at `captured_at_ns` (an unchanged
+        screen's delta): its bytes and content key are shared, not copied or hashed
+        again."""
+        frame = replace(self, frame_id=frame_id, captured_at_ns=captured_at_ns)
         if "content_key" in self.__dict__:  # computed already: carry it over
             frame.__dict__["content_key"] = self.content_key
         return frame
 
-    def painted(self, frame_id: str, patches: tuple[FramePatch, ...]) -> EncodedFrame:
-        """This screen with `patches` painted over it, under another id: its bytes are
-        shared, and its key follows from this one's and the patches' (no rehash of
-        the image)."""
-        frame = replace(self, frame_id=frame_id, patches=self.patches + patches)
+    def painted(
+        self,
+        frame_id: str,
+        patches: tuple[FramePatch, ...],
+        captured_at_ns: int | None = None,
+    ) -> EncodedFrame:
+        """This screen with `patches` painted over it, under another id, captured at
+        `captured_at_ns`: its bytes are shared, and its key follows from this one's
+        and the patches' (no rehash of the image)."""
+        frame = replace(
+            self,
+            frame_id=frame_id,
+            patches=self.patches + patches,
+            captured_at_ns=captured_at_ns,
+        )
         frame.__dict__["content_key"] = _painted_key(self.content_key, patches)
         return frame
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 
+from google.protobuf import timestamp_pb2
+
 from holodesk.daemon.convert.checks import check_limits
 from holodesk.daemon.convert.geometry import rect_from_pb, rect_to_pb
 from holodesk.daemon.errors import InvalidArgument
@@ -25,6 +27,11 @@ _ENCODINGS: dict[frame_pb2.ImageEncoding.ValueType, ImageEncoding] = {
 }
 
 _ENCODINGS_PB = {v: k for k, v in _ENCODINGS.items()}
+
+# google.protobuf.Timestamp's range (0001-01-01 to 9999-12-31 UTC) and nanos per second.
+_MIN_SECONDS = -62_135_596_800
+_MAX_SECONDS = 253_402_300_799
+_NANOS = 1_000_000_000
 
 
 def encoding_from_pb(value: int, field: str) -> ImageEncoding:
@@ -56,7 +63,28 @@ def frame_from_pb(frame: frame_pb2.Frame, field: str) -> EncodedFrame:
         display_id=frame.display_id,
         source=rect_from_pb(frame.source) if frame.HasField("source") else None,
         scale_factor=scale,
+        captured_at_ns=_captured_at_ns(frame, field),
     )
+
+
+def _captured_at_ns(frame: frame_pb2.Frame, field: str) -> int | None:
+    """Frame.captured_at in nanoseconds since the epoch, exactly (None when unset); a
+    timestamp the contract's Timestamp cannot hold is refused."""
+    if not frame.HasField("captured_at"):
+        return None
+    stamp = frame.captured_at
+    if not _MIN_SECONDS <= stamp.seconds <= _MAX_SECONDS or not 0 <= stamp.nanos < _NANOS:
+        raise InvalidArgument(
+            f"{field}.captured_at",
+            f"not a valid timestamp (seconds {stamp.seconds}, nanos {stamp.nanos}): "
+            "seconds must lie in years 1-9999 and nanos in [0, 999999999]",
+        )
+    return stamp.seconds * _NANOS + stamp.nanos
+
+
+def _captured_at_pb(nanoseconds: int) -> timestamp_pb2.Timestamp:
+    seconds, nanos = divmod(nanoseconds, _NANOS)
+    return timestamp_pb2.Timestamp(seconds=seconds, nanos=nanos)
 
 
 def _frame_scale(frame: frame_pb2.Frame, field: str) -> float:
@@ -103,6 +131,7 @@ def frame_delta_from_pb(frame: frame_pb2.Frame, field: str) -> FrameDelta:
         display_id=frame.display_id,
         source=rect_from_pb(frame.source) if frame.HasField("source") else None,
         scale_factor=scale,
+        captured_at_ns=_captured_at_ns(frame, field),
     )
 
 
@@ -131,4 +160,6 @@ def frame_to_pb(frame: EncodedFrame) -> frame_pb2.Frame:
     )
     if frame.source is not None:
         out.source.CopyFrom(rect_to_pb(frame.source))
+    if frame.captured_at_ns is not None:
+        out.captured_at.CopyFrom(_captured_at_pb(frame.captured_at_ns))
     return out

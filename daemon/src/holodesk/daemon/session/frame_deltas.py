@@ -69,6 +69,8 @@ class FrameDelta:
     display_id: str = ""
     source: Rect | None = None
     scale_factor: float = 1.0
+    # When the client captured it (EncodedFrame.captured_at_ns): the rebuilt frame's own.
+    captured_at_ns: int | None = None
 
     @property
     def wire_bytes(self) -> int:
@@ -92,7 +94,7 @@ async def resolve(
     base = find_base(delta, held, where)
     validate_delta(delta, base, limits, where)
     if not delta.patches:
-        frame = base.renamed(delta.frame_id)
+        frame = base.renamed(delta.frame_id, delta.captured_at_ns)
     else:
         frame = await asyncio.to_thread(rebuild, delta, base, where, decoded)
     log.debug(
@@ -201,7 +203,7 @@ def rebuild(
     re-indexing the whole frame every step).
     """
     patches = frame_pixels.decode_patches(delta.patches, f"{where}.patches")
-    frame = base.painted(delta.frame_id, delta.patches)
+    frame = base.painted(delta.frame_id, delta.patches, delta.captured_at_ns)
     too_long = _chain_too_long(frame)
     # A base that left the raw tier is painted band by band in its packed form:
     # no whole screen is unpacked for a line of new pixels.
