@@ -15,6 +15,7 @@ from holodesk.daemon.session.values import SessionState
 from holodesk.proto.v1 import agent_pb2, computer_pb2, control_pb2
 from tests.daemon.computer_support import act_request, attach, click, computer, results
 from tests.daemon.support import GUARD_S, Stream, make_frame, running_daemon, wait_until
+from tests.daemon.test_web_live_view import Events
 
 # --step-timeout-s: an idle desktop asks for a fresh frame every half of it.
 QUICK_STEP_TIMEOUT_S = 0.4
@@ -30,13 +31,16 @@ class Frames:
         return next(self._ids)
 
 
-async def answer_refresh(desk: Stream, frames: Frames, step: int) -> None:
-    """The next message is a refresh: no actions, the last step's number repeated."""
+async def answer_refresh(desk: Stream, frames: Frames, step: int) -> str:
+    """The next message is a refresh: no actions, the last step's number repeated; the
+    id of the frame that answered it."""
     refresh = await desk.recv()
     assert refresh.WhichOneof("event") == "actions", refresh
     assert not refresh.actions.actions
     assert refresh.actions.step == step
-    await desk.observe_nowait(make_frame(frames.next(), 320, 200))
+    frame_id = frames.next()
+    await desk.observe_nowait(make_frame(frame_id, 320, 200))
+    return frame_id
 
 
 async def next_batch(desk: Stream, frames: Frames, step: int) -> agent_pb2.Actions:
@@ -66,9 +70,16 @@ async def test_idle_refreshes_do_not_use_up_the_step_limit() -> None:
         refreshed = asyncio.ensure_future(
             api.GetFrame(computer_pb2.GetFrameRequest(desktop_id="desk", refresh=True))
         )
-        while not refreshed.done():  # a heartbeat may come first: also no step
-            await answer_refresh(desk, frames, step=0)
-        assert refreshed.result().frame.frame_id == session.frames[-1].frame_id
+        answered = []
+        while not refreshed.done():  # a heartbeat may come first or after: also no step
+            answered.append(await answer_refresh(desk, frames, step=0))
+        # A frame sent for the refresh (a heartbeat answered before the reply came may
+        # have followed it); the session's window takes the newest in place of the last.
+        assert refreshed.result().frame.frame_id in answered
+        await wait_until(
+            lambda: session.frames[-1].frame_id == answered[-1], "the newest frame taken"
+        )
+        assert len(session.frames) == 1
         assert session.step == 0
         assert session.ended is None
 
@@ -121,3 +132,30 @@ async def test_an_idle_desktop_waits_for_its_caller_and_is_not_thinking() -> Non
             lambda: session.state is SessionState.WAITING_FOR_CALLER,
             "the desktop waits for its caller again",
         )
+
+
+async def test_a_desktop_is_waiting_for_its_caller_from_its_first_step_on() -> None:
+    # The live view hears every state change as it happens: the desktop's first step
+    # goes from waiting for its client straight to waiting for its caller, never by
+    # THINKING (the policy is known to relay from the session's opening).
+    async with (
+        running_daemon([], web="127.0.0.1:0") as daemon,
+        aiohttp.ClientSession() as http,
+    ):
+        assert daemon.running.web is not None
+        url = daemon.running.web.url.rstrip("/") + "/api/events"
+        async with http.get(url) as response:
+            events = Events(response)
+            kind, _ = await events.next()
+            assert kind == "snapshot"
+            desk = Stream(daemon.channel)
+            started = await desk.start("desk", policy="computer")
+            await desk.observe_nowait(make_frame("f1", 320, 200))
+            states: list[str] = []
+            while not states or states[-1] != "waiting_for_caller":
+                kind, data = await events.next()
+                if kind == "session" and data["session_id"] == started.session_id:
+                    states.append(data["state"])
+            assert "thinking" not in states, states
+        session = daemon.running.registry.get(started.session_id)
+        assert session.state is SessionState.WAITING_FOR_CALLER

@@ -7,7 +7,8 @@ on the desktop (attached_desktops.py) and returns it as the step's actions, with
 their coordinates mapped onto the frame the client sees now. With nothing to do
 for `heartbeat_s` it returns no actions, which the client answers with a fresh
 frame: the wait stays well inside --step-timeout-s and the frame stays recent.
-The session is marked relayed (Session.relayed): while this waits it is
+Its sessions are relayed (Session.relayed, set when the session opens with this
+policy): while this waits, from the first step on, the session is
 WAITING_FOR_CALLER, not THINKING, and a decision without actions (a heartbeat, a
 GetFrame refresh) goes out as a refresh that --max-steps does not count.
 

@@ -297,8 +297,6 @@ class AttachedDesktops:
             desktop.left_at = None
             desktop.lost = _new_future()
         self._by_session[context.session_id] = desktop
-        if session is not None:
-            session.mark_relayed()
         log.info("desktop %r attached by %s (session %s)", name, owner, context.session_id)
         return desktop
 

@@ -17,6 +17,7 @@ from holodesk.daemon.errors import FailedPrecondition, InvalidArgument, Unavaila
 from holodesk.daemon.frames import FrameSpec
 from holodesk.daemon.policies.base import Policy
 from holodesk.daemon.policies.catalog import PolicyCatalog
+from holodesk.daemon.policies.computer import ComputerPolicy
 from holodesk.daemon.principals import Principal
 from holodesk.daemon.session.registry import SessionRegistry
 from holodesk.daemon.session.sessions import Session
@@ -69,6 +70,8 @@ def open_session(
         max_steps=max_steps,
         history_frames=policy.history_frames,
         principal=principal.name,
+        # An attached desktop: its steps are its callers' from the first one on.
+        relayed=isinstance(policy, ComputerPolicy),
     )
     return Opened(session, policy, resumed=False)
 

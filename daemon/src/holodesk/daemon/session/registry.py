@@ -79,7 +79,10 @@ class SessionRegistry:
         max_steps: int,
         history_frames: int,
         principal: str = "anonymous",
+        relayed: bool = False,
     ) -> Session:
+        """A new session within the limits; `relayed`: its steps come from ComputerService
+        callers (Session.relayed)."""
         limits = self.limits
         if len(self._sessions) >= limits.max_sessions:
             raise ResourceExhausted(
@@ -106,6 +109,7 @@ class SessionRegistry:
             deadline=deadline,
             memory=self.frame_memory,
             observers=self.observers,
+            relayed=relayed,
         )
         self._sessions[session.session_id] = session
         self._tokens[session.resume_token] = session.session_id

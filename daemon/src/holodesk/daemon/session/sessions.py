@@ -78,6 +78,7 @@ class Session:
         deadline: float | None = None,
         memory: FrameMemory | None = None,
         observers: list[SessionObserver] | None = None,
+        relayed: bool = False,
     ) -> None:
         self.session_id = uuid.uuid4().hex
         self.resume_token = secrets.token_urlsafe(24)
@@ -113,11 +114,12 @@ class Session:
         # Set while the session is held before a step because it is paused.
         self.held = asyncio.Event()
         self.attached = True
-        # Its steps come from ComputerService callers (an attached desktop, marked by
-        # attached_desktops.bind): its policy only relays them, so while a step is
+        # Its steps come from ComputerService callers (an attached desktop: its policy
+        # is the computer policy): the policy only relays them, so while a step is
         # "decided" it waits for a caller (it never thinks), and a step without
         # actions only asks its client for a fresh frame (not a step: session_runner).
-        self.relayed = False
+        # Known from its creation, so even its first step never shows THINKING.
+        self.relayed = relayed
         self.resumes = 0
         # Set by the recorder when the session is recorded (SessionStarted.recording_id).
         self.recording_id = ""
@@ -161,12 +163,6 @@ class Session:
     def set_thinking(self, thinking: bool) -> None:
         self._thinking = thinking
         self._notify(StateChanged())
-
-    def mark_relayed(self) -> None:
-        """Its steps come from ComputerService callers from now on (see `relayed`)."""
-        if not self.relayed:
-            self.relayed = True
-            self._notify(StateChanged())
 
     def publish(self, event: RunnerEvent) -> None:
         """Tell the session's observers what the runner did with a stream, made of a
