@@ -15,7 +15,9 @@ from holodesk.client.events import Outcome
 from holodesk.client.safety.settings import SafetySettings
 from holodesk.client.session import SessionOptions, run_session
 from holodesk.client.tray.reports import report_for
+from holodesk.data.format import ActionsEvent, FrameEvent, ObservationEvent
 from holodesk.data.reader import Recording
+from holodesk.data.stepview import LoadedRecording
 from holodesk.platform.backends import fake
 from holodesk.proto.v1 import agent_pb2, frame_pb2
 
@@ -109,6 +111,60 @@ async def test_delta_frames_are_recorded_as_whole_images(
     with Image.open(io.BytesIO(first)) as a, Image.open(io.BytesIO(second)) as b:
         assert a.size == b.size
         assert a.convert("RGB").tobytes() == b.convert("RGB").tobytes()
+
+
+async def test_a_refresh_is_recorded_as_the_frame_it_brings_not_as_a_step(
+    daemon: Daemon, backend: fake.FakeBackend, tmp_path: Path
+) -> None:
+    # As an attached desktop's session goes: a refresh before any step (step 0), a
+    # step, two refreshes (they repeat its number), then a last step.
+    step_one = agent_pb2.Actions(step=1, actions=[type_text("a1", "x")], thought="type")
+    step_two = agent_pb2.Actions(step=2, actions=[done("a2", "typed")])
+
+    async def script(conv: Conversation) -> None:
+        await conv.open(DEFAULT_SPEC)
+        for message in (agent_pb2.Actions(step=0), step_one, *[agent_pb2.Actions(step=1)] * 2):
+            await conv.send(agent_pb2.RunSessionResponse(actions=message))
+            await conv.recv_observation()
+        await conv.send(agent_pb2.RunSessionResponse(actions=step_two))
+        await conv.recv_observation()
+        await conv.end(agent_pb2.SESSION_OUTCOME_SUCCEEDED, answer="typed")
+
+    server = daemon(script)
+    options = SessionOptions(safety=OPTIONS.safety, record_dir=tmp_path)
+    outcome = await run_session(server.target, "desk", backend, options)
+    assert outcome.outcome is Outcome.SUCCEEDED
+    sent = [
+        m.observation.frame.frame_id
+        for m in server.conversation.received
+        if m.WhichOneof("event") == "observation" and m.observation.HasField("frame")
+    ]
+    assert len(sent) == 5  # the first frame, one per refresh, one after step 1
+
+    recording = Recording.open(outcome.recording)
+    events = list(recording.events())
+    # Every frame sent is recorded, in order; only the two steps have actions and results.
+    assert [e.frame_id for e in events if isinstance(e, FrameEvent)] == sent
+    assert [e.step for e in events if isinstance(e, ActionsEvent)] == [1, 2]
+    assert [e.step for e in events if isinstance(e, ObservationEvent)] == [1, 2]
+    steps = recording.steps()
+    assert [s.step for s in steps] == [1, 2]
+    first, second = steps
+    assert first.actions is not None
+    assert second.actions is not None
+    assert first.actions.message == json_format.MessageToDict(
+        step_one, preserving_proto_field_name=True
+    )
+    assert first.observation is not None
+    assert [r["action_id"] for r in first.observation.results] == ["a1"]
+    # Each step names the frame it was decided on: the newest, after the refreshes.
+    assert first.actions.frame_id == sent[1]
+    assert second.actions.frame_id == sent[4]
+    loaded = LoadedRecording.load(outcome.recording)
+    views = loaded.steps()
+    assert [v.step for v in views] == [1, 2]
+    assert views[0].next_frame is not None
+    assert views[0].next_frame.frame_id == sent[2]  # the screen step 1 led to
 
 
 async def test_an_unwritable_record_dir_never_stops_the_agent(

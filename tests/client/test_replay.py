@@ -357,3 +357,80 @@ def test_compare_counts_pixels_beyond_the_tolerance() -> None:
     assert diff.fraction == pytest.approx(0.01)
     with pytest.raises(ValueError, match="cannot compare"):
         difference_mask(base, Image.new("RGB", (5, 5)))
+
+
+def record_with_refreshes(root: Path, backend: fake.FakeBackend, *, as_steps: bool) -> Path:
+    """An attached desktop's client recording: a refresh before the first step and one
+    after it (an Actions message without actions repeating the last step's number).
+    `as_steps`: written as before they were left out, an empty actions event and an
+    observation without results for each; else as now, the frame alone."""
+    started = datetime.now(UTC)
+    manifest = Manifest(
+        recording_id=make_recording_id("s-desk", started),
+        session_id="s-desk",
+        task="desk",
+        policy="computer",
+        client=ClientInfo(os="fake", backend="fake"),
+        frame_spec=json_format.MessageToDict(
+            client_wire.frame_spec_to_pb(SPEC), preserving_proto_field_name=True
+        ),
+        started_at=started,
+    )
+    writer = RecordingWriter.create(root, manifest)
+    capturer = FrameCapturer(backend.screen, SPEC)
+
+    def frame(step: int) -> str:
+        shot = capturer.capture()
+        writer.write_frame(
+            step,
+            shot.frame_id,
+            shot.data,
+            encoding=shot.encoding.value,
+            width=shot.width,
+            height=shot.height,
+            display_id=shot.display_id,
+            source=vars(shot.source),
+            scale_factor=shot.scale_factor,
+        )
+        return shot.frame_id
+
+    def refresh(last_step: int, frame_id: str) -> None:
+        if as_steps:
+            body = {"step": last_step} if last_step else {}
+            writer.write_actions(last_step, body, frame_id=frame_id)
+            if last_step:
+                writer.write_observation(last_step, [])
+
+    def step(number: int, action: a.Action, frame_id: str) -> None:
+        body = as_json(action)
+        if body.get("frame_id") == FRAME:
+            body["frame_id"] = frame_id
+        writer.write_actions(number, {"step": number, "actions": [body]}, frame_id=frame_id)
+        writer.write_observation(number, [ok(action.action_id)])
+
+    refresh(0, frame(1))
+    step(1, click("c1", 100, 50), frame(1))
+    refresh(1, frame(2))
+    step(2, a.TypeText(action_id="t1", text="hé"), frame(2))
+    frame(3)
+    writer.finish("cancelled", steps=2)
+    return writer.path
+
+
+@pytest.mark.parametrize("as_steps", [True, False], ids=["written-as-steps", "frames-only"])
+def test_a_recording_with_refreshes_replays_each_step_once(tmp_path: Path, as_steps: bool) -> None:
+    recording = record_with_refreshes(tmp_path, fake.create(), as_steps=as_steps)
+    backend = fake.create()
+    result = Replayer(LoadedRecording.load(recording), backend, ReplaySettings(settle_s=0)).run()
+
+    assert result.ok, result.steps
+    # A refresh written as a step replays as one that runs nothing.
+    assert sum(s.executed for s in result.steps) == 2
+    if not as_steps:
+        assert [s.step for s in result.steps] == [0, 1, 2]
+    assert backend.input.events == [
+        Move(200, 100),
+        Button(MouseButton.LEFT, True),
+        Button(MouseButton.LEFT, False),
+        Text("hé"),
+    ]

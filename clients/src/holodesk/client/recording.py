@@ -1,6 +1,10 @@
 """The client's own recording of a session, in the daemon's recording format
 (docs/recording-format.md): frames as sent (delta frames rebuilt into whole images),
-the Actions messages as received, the results as sent, and the ending.
+the Actions messages as received, the results as sent, and the ending. A refresh
+(an Actions message without actions that repeats the last step's number: an
+attached desktop's idle heartbeat or GetFrame refresh, a fresh frame after a pause)
+is no step, so it is recorded as the daemon records it: only the frame it brings,
+another frame of the next step.
 
 It lives where the desktop is, so `holodesk replay` and `holodesk report` work on the
 client machine even when the daemon (and its recordings) is remote. Prompts stay on
@@ -38,6 +42,12 @@ _OUTCOMES = {
     Outcome.TIME_LIMIT: "time_limit",
     Outcome.ERROR: "failed",
 }
+
+
+def is_refresh(message: agent_pb2.Actions, last_step: int) -> bool:
+    """Whether a batch only asks for a fresh frame: no actions, and the number of the
+    last step again (a step, even one without actions, has the next number)."""
+    return not message.actions and int(message.step) == last_step
 
 
 def _as_dict(message: Message) -> dict[str, Any]:
@@ -89,6 +99,8 @@ class ClientRecorder:
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="holodesk-recording")
         self._pending: list[asyncio.Future[Any]] = []
         self._step = 0
+        # The batch being answered is a refresh: its (empty) results are no step's.
+        self._refreshing = False
         # The last whole frame recorded: the base of the next delta frame.
         self._last_whole: SentFrame | None = None
         self._broken = False
@@ -157,6 +169,10 @@ class ClientRecorder:
         )
 
     def actions(self, message: agent_pb2.Actions, frame_id: str) -> None:
+        """A batch received: a step's actions, or a refresh, which is not recorded."""
+        self._refreshing = is_refresh(message, self._step)
+        if self._refreshing:
+            return
         self._step = int(message.step)
         raw = message.SerializeToString()
         self._submit(
@@ -167,6 +183,9 @@ class ClientRecorder:
 
     def observation(self, observation: agent_pb2.Observation) -> None:
         """Results of the last step's actions, as sent to the daemon."""
+        if self._refreshing:
+            self._refreshing = False
+            return  # it answers a refresh, not a step
         if self._step == 0:
             return  # the first observation carries only the first frame
         step = self._step
