@@ -28,7 +28,10 @@ class _SessionStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SessionS
     DESCRIPTOR: _descriptor.EnumDescriptor
     SESSION_STATE_UNSPECIFIED: _SessionState.ValueType  # 0
     SESSION_STATE_WAITING_FOR_CLIENT: _SessionState.ValueType  # 1
-    """Waiting for the client's next observation."""
+    """Waiting for the client's next observation; also an attached desktop (policy
+    "computer", computer.proto) waiting for its ComputerService caller's next Act
+    or GetFrame with refresh: the daemon decides nothing meanwhile.
+    """
     SESSION_STATE_THINKING: _SessionState.ValueType  # 2
     """The policy is deciding the next step."""
     SESSION_STATE_PAUSED: _SessionState.ValueType  # 3
@@ -40,7 +43,10 @@ class SessionState(_SessionState, metaclass=_SessionStateEnumTypeWrapper): ...
 
 SESSION_STATE_UNSPECIFIED: SessionState.ValueType  # 0
 SESSION_STATE_WAITING_FOR_CLIENT: SessionState.ValueType  # 1
-"""Waiting for the client's next observation."""
+"""Waiting for the client's next observation; also an attached desktop (policy
+"computer", computer.proto) waiting for its ComputerService caller's next Act
+or GetFrame with refresh: the daemon decides nothing meanwhile.
+"""
 SESSION_STATE_THINKING: SessionState.ValueType  # 2
 """The policy is deciding the next step."""
 SESSION_STATE_PAUSED: SessionState.ValueType  # 3
