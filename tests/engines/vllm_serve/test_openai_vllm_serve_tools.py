@@ -7,12 +7,13 @@ tag), parses the call itself and answers `tool_calls`, which come back as the
 step's tool reply and parse in the dialect. The conversation's history goes as
 assistant tool_calls and role "tool" turns, which the server must accept.
 
+The server is the package's one (conftest.py, shared_server.py for its flags).
 Random weights: this proves the protocol, not a model.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
@@ -22,35 +23,14 @@ from holodesk.daemon.engines.openai_engine import OpenAIEngine
 from holodesk.daemon.engines.tool_reply import read_reply
 from tests.engines.support import TILE_TOKENS, needs_vllm
 from tests.engines.tool_conversation import FRAME, TOOL_DIALECTS, conversation, short_dialect
-from tests.engines.tool_template import write_tool_template
-from tests.support.tiny_models import build_tiny_nemotron_vl
-from tests.support.vllm_server import VllmServer, cpu_serve_args, free_port, start_vllm_server
+from tests.support.vllm_server import VllmServer
 
 pytestmark = [
     pytest.mark.vllm,
     pytest.mark.asyncio(loop_scope="module"),
-    pytest.mark.timeout(420),  # the first test also waits for the server to start
+    pytest.mark.timeout(420),  # the package's first test also waits for its server
     needs_vllm,
 ]
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServer]:
-    folder = tmp_path_factory.mktemp("vllm-serve-tools")
-    model = build_tiny_nemotron_vl(folder / "tiny-holotron")
-    template = write_tool_template(folder / "tool_template.jinja")
-    port = free_port()
-    args = [
-        *cpu_serve_args(model.path, served_name="tiny-holotron", port=port),
-        "--enable-auto-tool-choice",
-        "--tool-call-parser",
-        "hermes",
-        "--chat-template",
-        str(template),
-    ]
-    server = start_vllm_server(args, port=port, log_path=folder / "vllm-serve.log")
-    yield server
-    server.stop()
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

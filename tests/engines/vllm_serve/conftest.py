@@ -1,0 +1,49 @@
+"""One `vllm serve` for every module in this package, stopped after the last of them.
+
+Each module still opens its own OpenAIEngine (its own event loop). Tests that read
+the server's log or /metrics look only at their own request ids or at gauges, never
+at totals another module could have moved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.engines.tool_template import write_tool_template
+from tests.engines.vllm_serve.shared_server import shared_serve_args
+from tests.support.tiny_models import build_tiny_nemotron_vl
+from tests.support.vllm_server import VllmServer, free_port, start_vllm_server
+
+
+@pytest.fixture(scope="package")
+def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServer]:
+    folder = tmp_path_factory.mktemp("vllm-serve")
+    model = build_tiny_nemotron_vl(folder / "tiny-holotron")
+    template = write_tool_template(folder / "tool_template.jinja")
+    port = free_port()
+    server = start_vllm_server(
+        shared_serve_args(model.path, tool_template=template, port=port),
+        port=port,
+        log_path=folder / "vllm-serve.log",
+    )
+    print(
+        f"\nvllm serve up in {server.started_s:.1f} s, "
+        f"RSS {server.rss_bytes() / 2**30:.2f} GiB (API server + EngineCore)"
+    )
+    yield server
+    print(f"\nvllm serve RSS at the end: {server.rss_bytes() / 2**30:.2f} GiB")
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def server(shared_server: VllmServer) -> VllmServer:
+    """The shared server, checked at each module's start: one an earlier module killed
+    fails here with its exit status and log, not as a refused connection."""
+    if not shared_server.alive():
+        pytest.fail(
+            f"the package's vllm serve exited with {shared_server.process.returncode} "
+            f"during an earlier module:\n{shared_server.log_tail()}"
+        )
+    return shared_server
