@@ -4,8 +4,9 @@ Starting the server costs ~70 s on 2 cores, so one server carries every module's
 needs at once: the abort test's long request fits its context, and the tool
 modules' parser and template are on. Without `tools` in a request neither changes
 what the others send: the tool template renders a tool-less conversation exactly as
-the tiny model's own ChatML template does, and vLLM leaves the answer's content
-to the client when the request has no tools (tool_choice "none").
+the tiny model's own ChatML template does (test_shared_template.py), and vLLM
+leaves the answer's content to the client when the request has no tools
+(tool_choice "none").
 """
 
 from __future__ import annotations
