@@ -3,7 +3,7 @@
 null, arguments as JSON text or, from some servers, as an object) become the tool
 reply the dialects read; a malformed tool_calls list is an EngineError naming it,
 never a crash. (The end-to-end exchange with a real server is
-test_openai_vllm_serve_tools.py.)"""
+vllm_serve/test_openai_vllm_serve_tools.py.)"""
 
 from __future__ import annotations
 
