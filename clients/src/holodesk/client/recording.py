@@ -28,6 +28,7 @@ from holodesk.client.events import Outcome
 from holodesk.client.frames import SentFrame
 from holodesk.client.whole_frames import whole_frames
 from holodesk.data.format import ClientInfo, Manifest, RecordingError, make_recording_id
+from holodesk.data.format import is_refresh as refresh_batch  # the client's is_refresh
 from holodesk.data.writer import RecordingWriter
 from holodesk.proto.v1 import action_pb2, agent_pb2
 
@@ -45,9 +46,8 @@ _OUTCOMES = {
 
 
 def is_refresh(message: agent_pb2.Actions, last_step: int) -> bool:
-    """Whether a batch only asks for a fresh frame: no actions, and the number of the
-    last step again (a step, even one without actions, has the next number)."""
-    return not message.actions and int(message.step) == last_step
+    """Whether a batch only asks for a fresh frame (the format's rule, `format.is_refresh`)."""
+    return refresh_batch(int(message.step), len(message.actions), last_step)
 
 
 def _as_dict(message: Message) -> dict[str, Any]:

@@ -325,6 +325,17 @@ def _name_problem(name: str) -> str:
     return "" if _NAME.fullmatch(name) else f"is not a name ({NAME_RULE})"
 
 
+def is_refresh(step: int, action_count: int, last_step: int) -> bool:
+    """Whether a batch of actions only asked for a fresh frame: none, under the last
+    step's number again (a step, even one without actions, has the next number).
+
+    Recordings write a refresh as the frame it brings, not as a step; client
+    recordings made before that wrote it as an actions event and an empty
+    observation, which readers skip (`reader.step_events`).
+    """
+    return action_count == 0 and step == last_step
+
+
 def make_recording_id(session_id: str, started_at: datetime) -> str:
     """``<UTC %Y%m%dT%H%M%SZ>-<session_id>``: sorts by start time, one directory name."""
     stamp = started_at.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -37,6 +37,7 @@ from holodesk.data.format import (
     RecordingError,
     RecordingFormatError,
     RewardEvent,
+    is_refresh,
     parse_event,
     parse_manifest,
 )
@@ -56,6 +57,30 @@ class Step:
     frame: FrameEvent | None
     actions: ActionsEvent | None
     observation: ObservationEvent | None
+
+
+def step_events(events: Iterable[Event]) -> Iterator[Event]:
+    """The events without a refresh recorded as a step (older client recordings: an
+    actions event with no actions under the last step's number, then the empty
+    observation that answered it), so it cannot replace the step's own."""
+    last_step = 0
+    answering_refresh: int | None = None
+    for event in events:
+        if isinstance(event, ActionsEvent):
+            if is_refresh(event.step, _action_count(event), last_step):
+                answering_refresh = event.step
+                continue
+            last_step, answering_refresh = event.step, None
+        elif isinstance(event, ObservationEvent) and event.step == answering_refresh:
+            answering_refresh = None
+            if not event.results:
+                continue
+        yield event
+
+
+def _action_count(event: ActionsEvent) -> int:
+    actions = event.message.get("actions")
+    return len(actions) if isinstance(actions, list) else 0
 
 
 def outcome_of(manifest: Manifest, end: EndEvent | None) -> str | None:
@@ -134,7 +159,7 @@ class Recording:
         frames: dict[int, FrameEvent] = {}
         actions: dict[int, ActionsEvent] = {}
         observations: dict[int, ObservationEvent] = {}
-        for event in self.events():
+        for event in step_events(self.events()):
             if isinstance(event, FrameEvent):
                 if event.step not in actions:
                     frames[event.step] = event

@@ -27,7 +27,7 @@ from holodesk.data.format import (
     RecordingError,
     RewardEvent,
 )
-from holodesk.data.reader import Recording, outcome_of
+from holodesk.data.reader import Recording, outcome_of, step_events
 from holodesk.values.encoding import ImageEncoding
 
 Json = dict[str, Any]
@@ -176,7 +176,7 @@ class LoadedRecording:
         latest: FrameRef | None = None
         steps: list[StepView] = []
         awaiting: int | None = None  # the step whose next frame is still to come
-        for event in self.events:
+        for event in step_events(self.events):
             if isinstance(event, FrameEvent):
                 latest = self.frames.get(event.frame_id)
                 if awaiting is not None:
