@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TypeVar
 
 import grpc
@@ -26,6 +27,7 @@ from holodesk.client.exit_codes import ExitCode
 from holodesk.client.reconnect import ReconnectPolicy
 from holodesk.client.safety import SafetySettings
 from holodesk.client.session import SessionOptions, run_session
+from holodesk.data.reader import Recording
 from holodesk.platform.backends import fake
 from holodesk.proto.v1 import action_pb2, agent_pb2
 from tests.support.fault_proxy import ThreadedFaultProxy
@@ -183,6 +185,47 @@ async def test_drop_while_the_daemon_thinks_and_a_resent_id_is_not_repeated(
     start = server.agent.conversations[1].received[0].start
     assert start.resume_token == "r-1"
     assert start.task == "t"
+
+
+async def test_a_step_lost_in_the_drop_keeps_the_recording_of_the_step_before(
+    daemon: Daemon, proxy_to: Callable[[ScriptedDaemon], ThreadedFaultProxy], tmp_path: Path
+) -> None:
+    """Proves: when the daemon's step 2 never reached the client, the resume's
+    NOT_DELIVERED results are recorded as step 2's, not over step 1's own."""
+    backend = fake.create()
+    proxies: list[ThreadedFaultProxy] = []
+
+    async def script(conv: Conversation) -> None:
+        if conv.index == 0:
+            await conv.open()
+            await conv.send_actions(1, type_text("x", "one"))
+            await conv.recv_observation()
+            proxies[0].reset()  # step 2 is "sent" into the broken stream
+            await _until_gone(conv)
+            return
+        observation = await conv.resume(token="r-1", step=2, pending=["y"], new_token="r-2")
+        assert _statuses(observation) == [NOT_DELIVERED]
+        await conv.send_actions(3, done("d", "ok"))
+        await conv.recv_observation()
+        await conv.end(agent_pb2.SESSION_OUTCOME_SUCCEEDED, answer="ok")
+
+    server = daemon(script)
+    proxies.append(proxy_to(server))
+    options = SessionOptions(reconnect=FAST, safety=QUIET, record_dir=tmp_path)
+    outcome = await run_session(proxies[0].target, "t", backend, options)
+
+    assert outcome.outcome is Outcome.SUCCEEDED, outcome.reason
+    assert outcome.recording is not None
+    steps = {step.step: step for step in Recording.open(outcome.recording).steps()}
+    first, lost = steps[1].observation, steps[2].observation
+    assert first is not None
+    assert lost is not None
+    assert [(r["action_id"], r["status"]) for r in first.results] == [("x", "ACTION_STATUS_OK")]
+    assert [(r["action_id"], r["status"]) for r in lost.results] == [
+        ("y", "ACTION_STATUS_NOT_DELIVERED")
+    ]
+    assert steps[2].actions is None  # it never arrived
+    assert steps[3].actions is not None
 
 
 async def test_each_resume_uses_the_latest_token(

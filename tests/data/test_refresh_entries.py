@@ -58,7 +58,8 @@ def test_the_reader_keeps_each_steps_own_actions_and_results(tmp_path: Path) -> 
     by_number = {s.step: s for s in steps}
     assert by_number[0].actions is None
     step_one = by_number[1]
-    assert step_one.actions is not None and step_one.observation is not None
+    assert step_one.actions is not None
+    assert step_one.observation is not None
     assert [a["action_id"] for a in step_one.actions.message["actions"]] == ["c1"]
     assert [r["action_id"] for r in step_one.observation.results] == ["c1"]
     assert by_number[3].actions is not None
@@ -72,4 +73,5 @@ def test_the_step_views_have_one_view_per_real_step(tmp_path: Path) -> None:
         (3, []),
     ]
     assert [r["action_id"] for r in views[0].results] == ["c1"]
-    assert views[0].next_frame is not None and views[0].next_frame.frame_id == "f1"
+    assert views[0].next_frame is not None
+    assert views[0].next_frame.frame_id == "f1"

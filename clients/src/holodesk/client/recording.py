@@ -112,6 +112,11 @@ class ClientRecorder:
     def begin(self, start: agent_pb2.SessionStart, started: agent_pb2.SessionStarted) -> None:
         """Creates the recording (once: a resumed session keeps writing the same one)."""
         if self._writer is not None:
+            # A resume: the daemon's last step may be one whose actions never arrived.
+            # The resume's results (NOT_DELIVERED) and the frames after are that step's,
+            # not the last one recorded, whose own results they would replace.
+            self._step = max(self._step, int(started.step))
+            self._refreshing = False
             return
         now = datetime.now(UTC)
         client = start.client
