@@ -7,10 +7,12 @@ at totals another module could have moved.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
+import pytest_asyncio
 
+from holodesk.daemon.engines.openai_engine import OpenAIEngine
 from tests.engines.tool_template import write_tool_template
 from tests.engines.vllm_serve.shared_server import shared_serve_args
 from tests.support.tiny_models import build_tiny_nemotron_vl
@@ -47,3 +49,14 @@ def server(shared_server: VllmServer) -> VllmServer:
             f"during an earlier module:\n{shared_server.log_tail()}"
         )
     return shared_server
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def engine(server: VllmServer, request: pytest.FixtureRequest) -> AsyncIterator[OpenAIEngine]:
+    """An engine on the shared server, in the module's loop, with the module's
+    ENGINE_TIMEOUT_S per request (default 60 s)."""
+    timeout_s = float(getattr(request.module, "ENGINE_TIMEOUT_S", 60.0))
+    engine = OpenAIEngine(server.base_url, timeout_s=timeout_s, max_retries=0)
+    await engine.start()
+    yield engine
+    await engine.close()

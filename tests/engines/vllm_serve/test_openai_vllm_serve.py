@@ -12,11 +12,9 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 
 from holodesk.daemon.engines.base import (
     EngineError,
@@ -38,20 +36,15 @@ from tests.engines.support import (
 from tests.engines.vllm_serve.shared_server import ABORT_TOKENS, SERVED_NAME
 from tests.support.vllm_server import VllmServer
 
+# Per request, read by the package's `engine` fixture.
+ENGINE_TIMEOUT_S = 60.0
+
 pytestmark = [
     pytest.mark.vllm,
     pytest.mark.asyncio(loop_scope="module"),
     pytest.mark.timeout(420),  # the package's first test also waits for its server
     needs_vllm,
 ]
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def engine(server: VllmServer) -> AsyncIterator[OpenAIEngine]:
-    engine = OpenAIEngine(server.base_url, timeout_s=60.0, max_retries=0)
-    await engine.start()
-    yield engine
-    await engine.close()
 
 
 async def test_start_finds_the_served_model(engine: OpenAIEngine, server: VllmServer) -> None:

@@ -9,17 +9,17 @@ which renders this tool-less conversation exactly as the model's own ChatML does
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 
 import pytest
-import pytest_asyncio
 
 from holodesk.daemon.dialects.hdesktop_schema import TOOL_NAMES
 from holodesk.daemon.engines.base import GenerationRequest, SamplingParams
 from holodesk.daemon.engines.openai_engine import OpenAIEngine
 from tests.engines.hdesktop_conversation import FRAME, conversation, short_dialect, short_strings
 from tests.engines.support import TILE_TOKENS, needs_vllm
-from tests.support.vllm_server import VllmServer
+
+# Per request, read by the package's `engine` fixture.
+ENGINE_TIMEOUT_S = 120.0
 
 pytestmark = [
     pytest.mark.vllm,
@@ -27,14 +27,6 @@ pytestmark = [
     pytest.mark.timeout(420),  # the package's first test also waits for its server
     needs_vllm,
 ]
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def engine(server: VllmServer) -> AsyncIterator[OpenAIEngine]:
-    engine = OpenAIEngine(server.base_url, timeout_s=120.0, max_retries=0)
-    await engine.start()
-    yield engine
-    await engine.close()
 
 
 async def test_the_served_model_answers_the_harness_conversation_in_the_format(

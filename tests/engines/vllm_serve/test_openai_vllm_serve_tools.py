@@ -13,17 +13,16 @@ Random weights: this proves the protocol, not a model.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
-import pytest_asyncio
 
 from holodesk.daemon.engines.base import GenerationRequest, SamplingParams
 from holodesk.daemon.engines.openai_engine import OpenAIEngine
 from holodesk.daemon.engines.tool_reply import read_reply
 from tests.engines.support import TILE_TOKENS, needs_vllm
 from tests.engines.tool_conversation import FRAME, TOOL_DIALECTS, conversation, short_dialect
-from tests.support.vllm_server import VllmServer
+
+# Per request, read by the package's `engine` fixture.
+ENGINE_TIMEOUT_S = 180.0
 
 pytestmark = [
     pytest.mark.vllm,
@@ -31,14 +30,6 @@ pytestmark = [
     pytest.mark.timeout(420),  # the package's first test also waits for its server
     needs_vllm,
 ]
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def engine(server: VllmServer) -> AsyncIterator[OpenAIEngine]:
-    engine = OpenAIEngine(server.base_url, timeout_s=180.0, max_retries=0)
-    await engine.start()
-    yield engine
-    await engine.close()
 
 
 @pytest.mark.parametrize("name", TOOL_DIALECTS)
