@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from holodesk.platform.backend_env import BACKEND_ENV
 from holodesk.platform.errors import BackendUnavailableError
 from holodesk.platform.select import ENV_VAR, default_backend_name, open_backend, session_choice
-from holodesk.platform.wayland.choice import BACKEND_ENV, SessionChoice, choose, decide
+from holodesk.platform.wayland.choice import SessionChoice, choose, decide
 from holodesk.platform.wlroots.connection import REQUIRED
 from holodesk.platform.wlroots.probe import Globals
 from tests.platform.wayland.bare_compositor import bare_compositor

@@ -18,13 +18,14 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, cast
 
 from holodesk.platform import preflight
+from holodesk.platform.backend_env import BACKEND_ENV
 from holodesk.platform.base import Backend
 from holodesk.platform.errors import BackendUnavailableError
 
 if TYPE_CHECKING:
     from holodesk.platform.wayland.choice import SessionChoice
 
-ENV_VAR = "HOLODESK_PLATFORM_BACKEND"
+ENV_VAR = BACKEND_ENV
 Problem = tuple[str, str]
 # Every backend name, with the module whose `create(**options) -> Backend` opens it.
 BACKEND_MODULES: Mapping[str, str] = MappingProxyType(

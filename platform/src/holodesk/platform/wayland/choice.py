@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from holodesk.platform import select
+from holodesk.platform.backend_env import BACKEND_ENV
 from holodesk.platform.wayland.session import detect_wayland
 
 if TYPE_CHECKING:
@@ -36,8 +36,6 @@ if TYPE_CHECKING:
 
 Problem = tuple[str, str]
 
-# The variable that names a backend: select.py reads it, this rule's advice names it.
-BACKEND_ENV = select.ENV_VAR
 # Pins the wayland backend's input route (portal or uinput): read by the backend, and
 # by the doctor's route finding so both say the same.
 INPUT_ENV = "HOLODESK_WAYLAND_INPUT"

@@ -33,8 +33,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from holodesk.platform.backend_env import BACKEND_ENV
 from holodesk.platform.errors import PlatformError
-from holodesk.platform.wayland.choice import BACKEND_ENV, INPUT_ENV, choose
+from holodesk.platform.wayland.choice import INPUT_ENV, choose
 from holodesk.platform.wayland.session import detect_wayland
 from holodesk.platform.wlroots.connection import NO_DISPLAY_FIX
 
