@@ -54,6 +54,23 @@ def ok(action_id: str) -> Json:
     return {"action_id": action_id, "status": "ACTION_STATUS_OK", "duration_ms": 2}
 
 
+def _writer(root: Path, session_id: str, task: str, policy: str) -> RecordingWriter:
+    """A fresh recording on the fake backend at SPEC, as a client's or the daemon's."""
+    started = datetime.now(UTC)
+    manifest = Manifest(
+        recording_id=make_recording_id(session_id, started),
+        session_id=session_id,
+        task=task,
+        policy=policy,
+        client=ClientInfo(os="fake", backend="fake"),
+        frame_spec=json_format.MessageToDict(
+            client_wire.frame_spec_to_pb(SPEC), preserving_proto_field_name=True
+        ),
+        started_at=started,
+    )
+    return RecordingWriter.create(root, manifest)
+
+
 def record(
     root: Path,
     backend: fake.FakeBackend,
@@ -62,19 +79,7 @@ def record(
 ) -> Path:
     """Record a session on `backend` as the daemon would: a frame, then the step's actions and
     their results, for each step; `results` overrides an action's recorded status."""
-    started = datetime.now(UTC)
-    manifest = Manifest(
-        recording_id=make_recording_id("s-replay", started),
-        session_id="s-replay",
-        task="replay me",
-        policy="scripted",
-        client=ClientInfo(os="fake", backend="fake"),
-        frame_spec=json_format.MessageToDict(
-            client_wire.frame_spec_to_pb(SPEC), preserving_proto_field_name=True
-        ),
-        started_at=started,
-    )
-    writer = RecordingWriter.create(root, manifest)
+    writer = _writer(root, "s-replay", "replay me", "scripted")
     capturer = FrameCapturer(backend.screen, SPEC)
     for number, actions in enumerate(steps, start=1):
         frame = capturer.capture()
@@ -364,19 +369,7 @@ def record_with_refreshes(root: Path, backend: fake.FakeBackend, *, as_steps: bo
     after it (an Actions message without actions repeating the last step's number).
     `as_steps`: written as before they were left out, an empty actions event and an
     observation without results for each; else as now, the frame alone."""
-    started = datetime.now(UTC)
-    manifest = Manifest(
-        recording_id=make_recording_id("s-desk", started),
-        session_id="s-desk",
-        task="desk",
-        policy="computer",
-        client=ClientInfo(os="fake", backend="fake"),
-        frame_spec=json_format.MessageToDict(
-            client_wire.frame_spec_to_pb(SPEC), preserving_proto_field_name=True
-        ),
-        started_at=started,
-    )
-    writer = RecordingWriter.create(root, manifest)
+    writer = _writer(root, "s-desk", "desk", "computer")
     capturer = FrameCapturer(backend.screen, SPEC)
 
     def frame(step: int) -> str:
