@@ -41,6 +41,11 @@ BACKENDS = {
     "mutter": "/usr/libexec/xdg-desktop-portal-gnome",
     "kwin": "/usr/lib/x86_64-linux-gnu/libexec/xdg-desktop-portal-kde",
 }
+# The bus name each backend owns; the portal activates it by that name if it is not owned.
+BACKEND_NAMES = {
+    "mutter": "org.freedesktop.impl.portal.desktop.gnome",
+    "kwin": "org.freedesktop.impl.portal.desktop.kde",
+}
 DESKTOP_NAMES = {"mutter": "GNOME", "kwin": "KDE"}
 BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -166,7 +171,13 @@ class HeadlessDesktop:
         self._spawn("wireplumber", ["wireplumber"])
         self._start_compositor()
         self._update_activation_environment()
-        self._spawn("portal-backend", [BACKENDS[self.kind]])
+        backend = self._spawn("portal-backend", [BACKENDS[self.kind]])
+        # Before the portal starts: it activates the backend by name when nobody owns
+        # it, and the second backend (or ours, losing the name) then exits at once.
+        self._wait(
+            lambda: self._owned_by(BACKEND_NAMES[self.kind], backend.pid),
+            f"{Path(BACKENDS[self.kind]).name} on the bus",
+        )
         self._spawn("portal", [PORTAL, "-r"])
         self._wait(self._portal_answers, "xdg-desktop-portal on the bus")
 
@@ -310,16 +321,7 @@ class HeadlessDesktop:
         ("disconnected without replying", "Invalid session"). So the owner is
         asked of the bus itself first, which activates nothing.
         """
-        owner = subprocess.run(
-            ["busctl", "--address", self.bus_address, "call", "org.freedesktop.DBus",
-             "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID",
-             "s", "org.freedesktop.portal.Desktop"],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=20,
-        )  # fmt: skip
-        if owner.returncode != 0 or owner.stdout.split() != ["u", str(self._portal_pid())]:
+        if not self._owned_by("org.freedesktop.portal.Desktop", self._portal_pid()):
             return False
         result = subprocess.run(
             ["busctl", "--address", self.bus_address, "get-property",
@@ -330,6 +332,19 @@ class HeadlessDesktop:
             timeout=20,
         )  # fmt: skip
         return result.returncode == 0
+
+    def _owned_by(self, name: str, pid: int) -> bool:
+        """Whether process `pid` owns bus name `name` (asked of the bus: activates nothing)."""
+        owner = subprocess.run(
+            ["busctl", "--address", self.bus_address, "call", "org.freedesktop.DBus",
+             "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID",
+             "s", name],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=20,
+        )  # fmt: skip
+        return owner.returncode == 0 and owner.stdout.split() == ["u", str(pid)]
 
     def _portal_pid(self) -> int:
         (portal,) = (p for p in self.processes if p.args[0] == PORTAL)  # type: ignore[index]
