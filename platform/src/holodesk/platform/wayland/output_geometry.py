@@ -25,7 +25,7 @@ from dataclasses import replace
 from holodesk.platform.errors import PlatformError
 from holodesk.platform.wayland.layout import Monitor
 from holodesk.platform.wlroots.connection import GEOMETRY_ONLY, WlrConnection
-from holodesk.platform.wlroots.outputs import Output
+from holodesk.platform.wlroots.outputs import Layout, Output
 
 log = logging.getLogger(__name__)
 
@@ -71,17 +71,21 @@ def logical_by_outputs(
 ) -> tuple[Monitor, ...]:
     """The portal's monitors in logical units: one sized as its scaled output's pixels
     (at the output's logical or physical origin) gets that output's logical size."""
-    return tuple(_logical(monitor, outputs) for monitor in monitors)
+    if not outputs:
+        return tuple(monitors)
+    layout = Layout(tuple(outputs))
+    return tuple(_logical(monitor, layout) for monitor in monitors)
 
 
-def _logical(monitor: Monitor, outputs: Sequence[Output]) -> Monitor:
-    for output in outputs:
+def _logical(monitor: Monitor, layout: Layout) -> Monitor:
+    for output in layout.outputs:
         if output.scale == 1.0 or (monitor.width, monitor.height) != (
             output.physical_width,
             output.physical_height,
         ):
             continue
-        origins = {(output.logical.x, output.logical.y), _physical_origin(output, outputs)}
+        physical = layout.bounds(output)
+        origins = {(output.logical.x, output.logical.y), (physical.x, physical.y)}
         if (monitor.x, monitor.y) not in origins:
             continue
         logical = output.logical
@@ -99,8 +103,3 @@ def _logical(monitor: Monitor, outputs: Sequence[Output]) -> Monitor:
             monitor, x=logical.x, y=logical.y, width=logical.width, height=logical.height
         )
     return monitor
-
-
-def _physical_origin(output: Output, outputs: Sequence[Output]) -> tuple[int, int]:
-    bounds = output.physical(max(o.scale for o in outputs))
-    return bounds.x, bounds.y
