@@ -27,8 +27,13 @@ from google.protobuf.message import Message
 from holodesk.client.events import Outcome
 from holodesk.client.frames import SentFrame
 from holodesk.client.whole_frames import whole_frames
-from holodesk.data.format import ClientInfo, Manifest, RecordingError, make_recording_id
-from holodesk.data.format import is_refresh as refresh_batch  # the client's is_refresh
+from holodesk.data.format import (
+    ClientInfo,
+    Manifest,
+    RecordingError,
+    is_refresh,
+    make_recording_id,
+)
 from holodesk.data.writer import RecordingWriter
 from holodesk.proto.v1 import action_pb2, agent_pb2
 
@@ -43,11 +48,6 @@ _OUTCOMES = {
     Outcome.TIME_LIMIT: "time_limit",
     Outcome.ERROR: "failed",
 }
-
-
-def is_refresh(message: agent_pb2.Actions, last_step: int) -> bool:
-    """Whether a batch only asks for a fresh frame (the format's rule, `format.is_refresh`)."""
-    return refresh_batch(int(message.step), len(message.actions), last_step)
 
 
 def _as_dict(message: Message) -> dict[str, Any]:
@@ -175,7 +175,7 @@ class ClientRecorder:
 
     def actions(self, message: agent_pb2.Actions, frame_id: str) -> None:
         """A batch received: a step's actions, or a refresh, which is not recorded."""
-        self._refreshing = is_refresh(message, self._step)
+        self._refreshing = is_refresh(int(message.step), len(message.actions), self._step)
         if self._refreshing:
             return
         self._step = int(message.step)
