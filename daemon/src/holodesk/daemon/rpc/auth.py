@@ -54,10 +54,10 @@ OPEN_SERVICES = (
     "grpc.reflection.v1alpha.ServerReflection",
 )
 AGENT_SERVICE = "holodesk.v1.AgentService"
+COMPUTER_SERVICE = "holodesk.v1.ComputerService"
 # How long a denied request stream may take to deliver its first message before
 # the denial is sent anyway (see `_deny_after_first_request`).
 DENIAL_AWAITS_FIRST_REQUEST_S = 1.0
-COMPUTER_SERVICE = "holodesk.v1.ComputerService"
 
 
 _CURRENT: contextvars.ContextVar[Principal] = contextvars.ContextVar(
