@@ -71,6 +71,31 @@ def _writer(root: Path, session_id: str, task: str, policy: str) -> RecordingWri
     return RecordingWriter.create(root, manifest)
 
 
+def _write_capture(writer: RecordingWriter, step: int, capturer: FrameCapturer) -> str:
+    """A fresh capture of the screen recorded as a frame of `step`; its frame id."""
+    shot = capturer.capture()
+    writer.write_frame(
+        step,
+        shot.frame_id,
+        shot.data,
+        encoding=shot.encoding.value,
+        width=shot.width,
+        height=shot.height,
+        display_id=shot.display_id,
+        source=vars(shot.source),
+        scale_factor=shot.scale_factor,
+    )
+    return shot.frame_id
+
+
+def _on_frame(action: a.Action, frame_id: str) -> Json:
+    """The action as recorded, its placeholder frame id replaced by the real one."""
+    body = as_json(action)
+    if body.get("frame_id") == FRAME:
+        body["frame_id"] = frame_id
+    return body
+
+
 def record(
     root: Path,
     backend: fake.FakeBackend,
@@ -82,25 +107,9 @@ def record(
     writer = _writer(root, "s-replay", "replay me", "scripted")
     capturer = FrameCapturer(backend.screen, SPEC)
     for number, actions in enumerate(steps, start=1):
-        frame = capturer.capture()
-        writer.write_frame(
-            number,
-            frame.frame_id,
-            frame.data,
-            encoding=frame.encoding.value,
-            width=frame.width,
-            height=frame.height,
-            display_id=frame.display_id,
-            source=vars(frame.source),
-            scale_factor=frame.scale_factor,
-        )
-        bodies = []
-        for action in actions:
-            body = as_json(action)
-            if body.get("frame_id") == FRAME:
-                body["frame_id"] = frame.frame_id
-            bodies.append(body)
-        writer.write_actions(number, {"step": number, "actions": bodies}, frame_id=frame.frame_id)
+        frame_id = _write_capture(writer, number, capturer)
+        bodies = [_on_frame(action, frame_id) for action in actions]
+        writer.write_actions(number, {"step": number, "actions": bodies}, frame_id=frame_id)
         statuses = results or {}
         writer.write_observation(
             number,
@@ -373,19 +382,7 @@ def record_with_refreshes(root: Path, backend: fake.FakeBackend, *, as_steps: bo
     capturer = FrameCapturer(backend.screen, SPEC)
 
     def frame(step: int) -> str:
-        shot = capturer.capture()
-        writer.write_frame(
-            step,
-            shot.frame_id,
-            shot.data,
-            encoding=shot.encoding.value,
-            width=shot.width,
-            height=shot.height,
-            display_id=shot.display_id,
-            source=vars(shot.source),
-            scale_factor=shot.scale_factor,
-        )
-        return shot.frame_id
+        return _write_capture(writer, step, capturer)
 
     def refresh(last_step: int, frame_id: str) -> None:
         if as_steps:
@@ -395,9 +392,7 @@ def record_with_refreshes(root: Path, backend: fake.FakeBackend, *, as_steps: bo
                 writer.write_observation(last_step, [])
 
     def step(number: int, action: a.Action, frame_id: str) -> None:
-        body = as_json(action)
-        if body.get("frame_id") == FRAME:
-            body["frame_id"] = frame_id
+        body = _on_frame(action, frame_id)
         writer.write_actions(number, {"step": number, "actions": [body]}, frame_id=frame_id)
         writer.write_observation(number, [ok(action.action_id)])
 
