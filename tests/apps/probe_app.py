@@ -18,7 +18,9 @@ Records (one JSON object per line, "type" first):
   reset     the file LOG_PATH.reset appeared (checked every 50 ms; removed here): both
             text fields were emptied (entry/area records follow) and the window took
             the keyboard focus back, so one window can serve many test cases
-No window manager is needed: the window goes where it is told.
+No window manager is needed: the window goes where it is told. Under one, the
+ready record waits until the window has stayed put (a reparenting one frames it,
+and moves it by its title bar, after it is first visible).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import time
 import tkinter as tk
 from typing import Any, TextIO
 
@@ -33,6 +36,10 @@ WIDTH, HEIGHT = 600, 400
 SWATCH_COLOR = "#ff8000"
 CANVAS_COLOR = "#2060c0"
 WINDOW_COLOR = "#e0e0e0"
+# How long the window must stay put under a window manager before it is announced.
+STILL_S = 0.3
+SETTLE_LIMIT_S = 5.0
+POLL_S = 0.02
 
 
 class Probe:
@@ -201,6 +208,39 @@ class Probe:
         )
 
 
+def window_manager_runs() -> bool:
+    """Whether an EWMH window manager runs on this display (it may move the window)."""
+    from Xlib.display import Display
+
+    display = Display()
+    try:
+        root = display.screen().root
+        check = display.intern_atom("_NET_SUPPORTING_WM_CHECK")
+        return root.get_full_property(check, 0) is not None
+    finally:
+        display.close()
+
+
+def settle(root: tk.Tk) -> None:
+    """Wait until the window has stayed put for STILL_S (at most SETTLE_LIMIT_S).
+
+    A reparenting window manager (KWin with a decoration, mutter, openbox) can
+    frame the window, and move it down by its title bar, after the window is
+    first visible; the ready record must say where it ended up.
+    """
+    deadline = time.monotonic() + SETTLE_LIMIT_S
+    last = (root.winfo_rootx(), root.winfo_rooty())
+    still_since = time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(POLL_S)
+        root.update()
+        now = (root.winfo_rootx(), root.winfo_rooty())
+        if now != last:
+            last, still_since = now, time.monotonic()
+        elif time.monotonic() - still_since >= STILL_S:
+            return
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("log", help="file to append JSON-line event records to")
@@ -215,6 +255,8 @@ def main() -> None:
         root.wait_visibility(root)
         # After the first Expose everything is drawn, so captures see real pixels.
         root.update()
+        if window_manager_runs():
+            settle(root)
         probe.announce()
         probe.watch_for_reset(args.log + ".reset")
         root.mainloop()

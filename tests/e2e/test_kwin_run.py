@@ -4,7 +4,7 @@
 (tests/e2e/portal_desktop_run.py): KWin offers none of the wlroots protocols, so
 the client chooses the wayland backend itself, whose portal route starts a
 RemoteDesktop session through xdg-desktop-portal-kde (no dialog here: see
-tests/platform/wayland/test_portal_kwin.py) and types through
+tests/platform/wayland/test_portal_kwin_consent.py) and types through
 NotifyKeyboardKeysym. This KWin's outputs are headless, so its stream sends no
 frame: the route sees that and reads KWin's ScreenShot2, which this KWin lets
 anyone use (KWIN_SCREENSHOT_NO_PERMISSION_CHECKS=1, as a headless KWin for

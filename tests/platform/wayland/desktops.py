@@ -5,8 +5,10 @@ Each desktop gets a private runtime directory and HOME, its own session bus
 activate the permission store and document portal), PipeWire with WirePlumber,
 the compositor (mutter --headless --virtual-monitor, or kwin_wayland --virtual,
 each with an XWayland), the compositor's portal backend and xdg-desktop-portal
-itself. Every process of it carries the runtime directory in its environment,
-which is how stop() finds the ones D-Bus activated.
+itself; a KDE desktop also gets a notification server (notification_server.py),
+as plasmashell is on a real one. Every process of it carries the runtime
+directory in its environment, which is how stop() finds the ones D-Bus
+activated.
 
 KWin's binary carries file capabilities (cap_sys_resource) that a container's
 bounding set may lack (exec then fails with EPERM): a copy without them is run.
@@ -22,6 +24,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -62,6 +65,8 @@ BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Config
 </busconfig>
 """
 X11_SOCKETS = Path("/tmp/.X11-unix")
+NOTIFICATION_SERVER = Path(__file__).with_name("notification_server.py")
+NOTIFICATIONS = "org.freedesktop.Notifications"
 _MUTTER_X = re.compile(r"Using public X11 display (:\d+)")
 
 
@@ -117,6 +122,11 @@ class HeadlessDesktop:
     def log_dir(self) -> Path:
         return self.runtime_dir / "logs"
 
+    @property
+    def notification_log(self) -> Path:
+        """KWin only: what the desk's notification server was sent (`read_notifications`)."""
+        return self.log_dir / "notifications.jsonl"
+
     def environ(self) -> dict[str, str]:
         """The environment every process of this desktop (and its clients) runs in."""
         env = {
@@ -166,6 +176,8 @@ class HeadlessDesktop:
                 "[MouseBindings]\nCommandAll1=Nothing\nCommandAll2=Nothing\n"
                 "CommandAll3=Nothing\nCommandAllWheel=Nothing\n"
             )
+        if self.kind == "kwin":
+            self._start_notification_server()
         self._spawn("pipewire", ["pipewire"])
         self._wait(lambda: (self.runtime_dir / "pipewire-0").exists(), "pipewire's socket")
         self._spawn("wireplumber", ["wireplumber"])
@@ -194,6 +206,12 @@ class HeadlessDesktop:
         if not address:
             raise DesktopUnavailableError(f"dbus-daemon exited with {process.wait()}")
         self.bus_address = address
+
+    def _start_notification_server(self) -> None:
+        # Before the portal backend, which notifies at every remote-control start.
+        command = [sys.executable, str(NOTIFICATION_SERVER), self.bus_address]
+        server = self._spawn("notifications", [*command, str(self.notification_log)])
+        self._wait(lambda: self._owned_by(NOTIFICATIONS, server.pid), "the notification server")
 
     def _start_compositor(self) -> None:
         size = (self.width, self.height)

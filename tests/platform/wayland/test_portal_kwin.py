@@ -8,10 +8,9 @@ ScreenShot2 instead, which this KWin lets anyone use (started with
 KWIN_SCREENSHOT_NO_PERMISSION_CHECKS=1, as a headless KWin for agents is);
 one that does not is test_portal_kwin_native.py's.
 
-Consent: with Debian 12's packages as tools/setup.sh installs them (no
-recommends), xdg-desktop-portal-kde 5.27 starts the session without showing a
-dialog (its QML dialogs cannot load: QtQuick.Controls and Kirigami are not
-installed), so nobody has to answer here; the dialog path is tested on GNOME.
+Consent: xdg-desktop-portal-kde 5.27 starts an unsandboxed program's session
+without a dialog and notifies instead (test_portal_kwin_consent.py), so nobody
+has to answer here; the dialog path is tested on GNOME.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ through the portal route: no XWayland between the compositor and the app.
 tests/apps/gtk_conformance_app.py (GTK 3, GDK_BACKEND=wayland) runs fullscreen on
 KWin (tests/platform/wayland/native_app.py), a fresh window per case; input goes
 through one RemoteDesktop session for the module (xdg-desktop-portal-kde starts
-it without a dialog here: see test_portal_kwin.py). The Tk probe on KWin's
+it without a dialog here: see test_portal_kwin_consent.py). The Tk probe on KWin's
 XWayland runs the same suite in test_portal_kwin.py.
 
 This KWin keeps its ScreenShot2 to the clients its desktop files trust, as a

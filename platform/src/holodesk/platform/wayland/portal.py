@@ -14,19 +14,24 @@ read through OpenPipeWireRemote (`holodesk.platform.wayland.pipewire`).
 Consent: RemoteDesktop version 2 (xdg-desktop-portal >= 1.17) takes persist_mode
 and returns a restore token, so the dialog comes once; version 1 (Debian 12's
 1.16, with GNOME 43 or Plasma 5.27) cannot persist, and every session asks
-again. `interactive=False` refuses up front, with ConsentNeededError, whenever
-the dialog would have to be answered, instead of waiting for nobody.
+again. KDE Plasma 5.27 asks no dialog of an unsandboxed program at all; it
+notifies (`consent`). `interactive=False` refuses up front, with
+ConsentNeededError, whenever the dialog would have to be answered, instead of
+waiting for nobody.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections import deque
+from collections.abc import Mapping
 from typing import Any
 
 from jeepney import MatchRule, Message  # type: ignore[import-untyped]
 
 from holodesk.platform.errors import InputError, PlatformError
+from holodesk.platform.wayland.consent import remote_desktop_consent
 from holodesk.platform.wayland.dbus import (
     PORTAL_NAME,
     SESSION_INTERFACE,
@@ -227,13 +232,15 @@ class RemoteDesktopSession(PortalSession):
         *,
         consent_timeout_s: float = DEFAULT_CONSENT_TIMEOUT_S,
         interactive: bool = True,
+        environ: Mapping[str, str] | None = None,
     ) -> RemoteDesktopSession:
         """Open, configure and start a session; asks the user unless the stored token works.
 
         Takes `bus` over (closed on failure too). Raises PortalUnavailableError with
         (cause, fix) when it cannot; ConsentNeededError (one) when a person must
         answer the dialog and nobody did within `consent_timeout_s`, or, with
-        `interactive=False`, as soon as it is clear the dialog would be shown.
+        `interactive=False`, as soon as it is clear the dialog would be shown
+        (`environ`, default this process's, tells which desktop would show it).
         """
         try:
             version = interface_version(bus, REMOTE_DESKTOP_INTERFACE)
@@ -260,7 +267,8 @@ class RemoteDesktopSession(PortalSession):
                     REMOTE_DESKTOP_MISSING_FIX,
                     not_offered=True,
                 )
-            if not interactive:
+            env = os.environ if environ is None else environ
+            if not interactive and remote_desktop_consent(bus, env).asks:
                 _refuse_dialog(version, tokens.get(REMOTE_DESKTOP))
             handle = _create_session(bus, REMOTE_DESKTOP_INTERFACE, consent_timeout_s)
         except BaseException as error:

@@ -15,12 +15,14 @@ says whether the route can work here and what a person will have to approve.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from holodesk.platform.base import Backend
 from holodesk.platform.errors import PlatformError
+from holodesk.platform.wayland.consent import remote_desktop_consent
 from holodesk.platform.wayland.dbus import PortalBus
 from holodesk.platform.wayland.pipewire import (
     DEFAULT_FIRST_FRAME_TIMEOUT_S,
@@ -77,7 +79,11 @@ def open_portal_route(
     CaptureError (the screen cannot be read), each with its fix.
     """
     session = RemoteDesktopSession.start(
-        PortalBus(address), tokens, consent_timeout_s=consent_timeout_s, interactive=interactive
+        PortalBus(address),
+        tokens,
+        consent_timeout_s=consent_timeout_s,
+        interactive=interactive,
+        environ=environ,
     )
     try:
         screen, layout = open_session_screen(
@@ -130,12 +136,15 @@ class PortalRouteStatus:
     `usable`: nothing is missing (a person may still have to approve).
     `problems`: (cause, fix) for each thing missing. `approval`: what a person
     must approve, and how often; empty when a stored token should let it start
-    silently. `persists`: whether the portal keeps that answer (restore tokens).
+    silently, or when the desktop does not ask (`notice` then says what it
+    shows instead). `persists`: whether the portal keeps that answer (restore
+    tokens).
     """
 
     usable: bool
     problems: list[Problem] = field(default_factory=list)
     approval: str = ""
+    notice: str = ""
     persists: bool = False
     remote_desktop_version: int | None = None
     screencast_version: int | None = None
@@ -144,9 +153,16 @@ class PortalRouteStatus:
 
 
 def portal_route_status(
-    address: str, tokens: TokenStore, *, gst_launch: str = GST_LAUNCH
+    address: str,
+    tokens: TokenStore,
+    *,
+    gst_launch: str = GST_LAUNCH,
+    environ: Mapping[str, str] | None = None,
 ) -> PortalRouteStatus:
-    """Whether the portal route can work on the bus at `address`, and what a person must do."""
+    """Whether the portal route can work on the bus at `address`, and what a person must do.
+
+    `environ` (default this process's) tells which desktop answers (`consent`).
+    """
     problems: list[Problem] = list(gst_problems(gst_launch))
     try:
         bus = PortalBus(address)
@@ -158,6 +174,7 @@ def portal_route_status(
         devices = (
             int(bus.property(REMOTE_DESKTOP_INTERFACE, "AvailableDeviceTypes")) if remote else 0
         )
+        consent = remote_desktop_consent(bus, os.environ if environ is None else environ)
     except PlatformError as error:
         return PortalRouteStatus(False, [*problems, problem_for(error, "remote control")])
     finally:
@@ -179,7 +196,9 @@ def portal_route_status(
             ("the desktop portal offers no ScreenCast interface", REMOTE_DESKTOP_MISSING_FIX)
         )
     persists = (remote or 0) >= 2
-    if not persists:
+    if not consent.asks:
+        approval = ""
+    elif not persists:
         approval = (
             "a person must answer the desktop's 'Remote desktop' dialog (allow remote "
             "interaction, then Share) at every start: this portal's RemoteDesktop (version "
@@ -193,4 +212,6 @@ def portal_route_status(
     else:
         approval = ""
     kwin = kwin_capture_note(address) if not problems else ""
-    return PortalRouteStatus(not problems, problems, approval, persists, remote, cast, kwin)
+    return PortalRouteStatus(
+        not problems, problems, approval, consent.notice, persists, remote, cast, kwin
+    )

@@ -10,6 +10,7 @@ wayland backend, the route its auto input takes:
    and ScreenCast (`portal_route_status`): a dialog asks once and the restore
    token we keep says yes later, or, where the portal keeps no token
    (RemoteDesktop version 1, Debian 12's xdg-desktop-portal 1.16), at every start;
+   KDE Plasma 5.27 asks nothing of an unsandboxed program, it notifies;
 3. uinput: kernel virtual devices, which need write access to /dev/uinput;
 4. x11 only where there is no Wayland session (WAYLAND_DISPLAY unset or naming
    no socket): XWayland's DISPLAY inside one reaches X11 apps only, so it is
@@ -124,7 +125,7 @@ def _portal(env: Mapping[str, str], token_path: Path | None) -> _Portal:
     except PlatformError as error:
         return _Portal(False, f"the portal cannot be asked: {error}")
     path = token_path or default_token_path()
-    status = portal_route_status(address, TokenStore(path))
+    status = portal_route_status(address, TokenStore(path), environ=env)
     reader = gst_problems()
     missing = [problem for problem in status.problems if problem not in reader]
     if missing:
@@ -140,6 +141,8 @@ def _portal(env: Mapping[str, str], token_path: Path | None) -> _Portal:
         offered += "; frames from the session's PipeWire stream"
         if status.kwin_capture:
             offered += f" ({status.kwin_capture})"
+    if status.notice:
+        return _Portal(True, offered, status.notice)
     if not status.approval:
         kept = (
             f"nothing now: a restore token from an earlier approval is kept in {path}; if the "

@@ -1,0 +1,92 @@
+"""Whether the desktop will ask a person before a RemoteDesktop session starts.
+
+Most portal backends show a dialog at Start (GNOME's "Remote desktop", Plasma 6's
+"Remote control requested"). xdg-desktop-portal-kde 5.27 does not ask a program
+that runs outside a sandbox: the portal passes it an empty app id, and KDE then
+only shows a "Remote control session started" notification, since such a
+program can take over the desktop without a portal anyway (Plasma 5.27's
+remotedesktop.cpp; Plasma 6 asks everyone, and keeps the answer). Knowing this
+keeps `interactive=False` from refusing a session nobody would be asked about,
+and lets `holodesk doctor` say what the person at the desk will see.
+
+Which backend serves RemoteDesktop is the portal's choice by XDG_CURRENT_DESKTOP
+(xdg-desktop-portal 1.16 takes the first backend whose UseIn names a desktop in
+it), so the rule holds when that names KDE and KDE's backend, at its
+RemoteDesktop version 1, is on the bus. Plasma before 5.27 asked everyone and
+also reports version 1; on one, a non-interactive start waits for the dialog
+and ends with ConsentNeededError, as on GNOME.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from holodesk.platform.errors import PlatformError
+from holodesk.platform.wayland.dbus import PortalBus, unwrap
+
+KDE_BACKEND = "org.freedesktop.impl.portal.desktop.kde"
+KDE_REMOTE_DESKTOP = "org.freedesktop.impl.portal.RemoteDesktop"
+BACKEND_PATH = "/org/freedesktop/portal/desktop"
+# Where a Flatpak sandbox says so; a snap's environment names it.
+FLATPAK_INFO = Path("/.flatpak-info")
+SNAP_ENV = "SNAP_NAME"
+
+KDE_NOTIFIES = (
+    "nothing: KDE Plasma 5.27's portal asks no dialog of a program outside a sandbox; it "
+    "shows the person a 'Remote control session started' notification (Screens, Input "
+    "devices) at every start"
+)
+
+
+@dataclass(frozen=True)
+class Consent:
+    """How the desktop answers a RemoteDesktop Start from this process.
+
+    `asks`: a dialog is shown (unless a restore token is honoured). `notice`:
+    when it is not, what the person is shown instead, in the doctor's words.
+    """
+
+    asks: bool
+    notice: str = ""
+
+
+ASKS = Consent(asks=True)
+
+
+def remote_desktop_consent(
+    bus: PortalBus, environ: Mapping[str, str], *, flatpak_info: Path = FLATPAK_INFO
+) -> Consent:
+    """Whether starting a RemoteDesktop session on `bus` shows this process a dialog.
+
+    Asks the bus only (no activation): a backend it cannot ask is taken to ask.
+    """
+    if sandboxed(environ, flatpak_info) or not _names_kde(environ):
+        return ASKS
+    try:
+        if not bus.has_owner(KDE_BACKEND):
+            return ASKS
+        (version,) = bus.call(
+            "org.freedesktop.DBus.Properties",
+            "Get",
+            "ss",
+            (KDE_REMOTE_DESKTOP, "version"),
+            destination=KDE_BACKEND,
+            path=BACKEND_PATH,
+        )
+    except PlatformError:
+        return ASKS
+    if int(unwrap(version)) != 1:
+        return ASKS  # Plasma 6: a dialog for everyone, with "Allow restoring"
+    return Consent(asks=False, notice=KDE_NOTIFIES)
+
+
+def sandboxed(environ: Mapping[str, str], flatpak_info: Path = FLATPAK_INFO) -> bool:
+    """Whether this process runs in a Flatpak or snap, whose app id the portal knows."""
+    return flatpak_info.exists() or bool(environ.get(SNAP_ENV))
+
+
+def _names_kde(environ: Mapping[str, str]) -> bool:
+    desktops = environ.get("XDG_CURRENT_DESKTOP", "")
+    return "kde" in (name.strip().lower() for name in desktops.split(":"))
