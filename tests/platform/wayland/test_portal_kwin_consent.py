@@ -23,7 +23,12 @@ from holodesk.client.doctor.findings import Status
 from holodesk.client.doctor.route import check_route
 from holodesk.platform.wayland.consent import KDE_NOTIFIES, SNAP_ENV, remote_desktop_consent
 from holodesk.platform.wayland.dbus import PortalBus
-from holodesk.platform.wayland.portal import ConsentNeededError, RemoteDesktopSession
+from holodesk.platform.wayland.portal import (
+    ConsentNeededError,
+    PortalUnavailableError,
+    RemoteDesktopSession,
+    ScreenCastSession,
+)
 from holodesk.platform.wayland.portal_route import portal_route_status
 from holodesk.platform.wayland.tokens import TokenStore
 from holodesk.platform.wlroots.route import wayland_route
@@ -35,6 +40,8 @@ from tests.platform.wayland.notification_server import read_notifications
 pytestmark = pytest.mark.portal_desktop
 
 NOTIFIED_WITHIN_S = 10.0
+# One of the QML modules KDE's dialogs import (plasma-workspace's), absent with tools/setup.sh's.
+KDE_DIALOGS = Path("/usr/lib/x86_64-linux-gnu/qt5/qml/org/kde/plasma/workspace/dialogs")
 STARTED = "Remote control session started"
 
 
@@ -122,3 +129,25 @@ def test_another_desktop_named_is_taken_to_ask(
         )
     time.sleep(1)  # a start that went ahead would have notified by now
     assert read_notifications(desktop.notification_log)[before:] == []  # refused before Start
+
+
+def test_kdes_screen_chooser_asks_everyone_and_a_dialog_it_cannot_show_is_said(
+    desktop: HeadlessDesktop, tokens: TokenStore
+) -> None:
+    """Proves: a ScreenCast session alone (the uinput route's layout) is KDE's other
+    path: its screen chooser asks every program. Where its dialog cannot load, KDE
+    answers "cancelled" at once, and the error says that may be why, not only that
+    someone refused."""
+    bus = PortalBus(desktop.bus_address)
+    try:
+        if KDE_DIALOGS.exists():  # plasma-workspace installed: the dialog shows, unanswered
+            with pytest.raises(PortalUnavailableError, match="nobody answered"):
+                ScreenCastSession.monitors(bus, tokens, consent_timeout_s=3)
+            return
+        with pytest.raises(PortalUnavailableError) as refused:
+            ScreenCastSession.monitors(bus, tokens, consent_timeout_s=30)
+    finally:
+        bus.close()
+    cause, fix = refused.value.problem
+    assert "or the desktop could not show its dialog" in cause
+    assert "plasma-workspace" in fix

@@ -81,6 +81,12 @@ REMOTE_DESKTOP_MISSING_FIX = (
 )
 
 
+NO_DIALOG_FIX = (
+    "if no dialog appeared, the portal backend could not show one: see its log "
+    "(xdg-desktop-portal-kde's dialogs need plasma-workspace and Kirigami)"
+)
+
+
 def consent_fix(what: str) -> str:
     return (
         f"run again and allow {what} in the dialog the desktop shows (GNOME: 'Share' with "
@@ -104,8 +110,11 @@ def problem_for(error: PlatformError, what: str) -> Problem:
             PORTAL_MISSING_FIX,
         )
     if isinstance(error, RequestEndedError) and error.denied:
-        return f"the user did not allow {what} ({error.call} answered 1: cancelled)", consent_fix(
-            what
+        # KDE's backend answers so too when its dialog cannot load.
+        return (
+            f"the user did not allow {what}, or the desktop could not show its dialog "
+            f"({error.call} answered 1: cancelled)",
+            f"{consent_fix(what)}; {NO_DIALOG_FIX}",
         )
     return f"setting up {what} through the portal failed: {error}", (
         "check the portal's log (journalctl --user -u xdg-desktop-portal) and that the "
