@@ -15,6 +15,7 @@ import pytest
 
 from holodesk.platform.base import Backend
 from holodesk.platform.select import open_backend
+from holodesk.platform.wayland.tokens import TokenStore
 from tests.support.dbus_session import dbus_daemon, private_session_bus
 
 # The stand-in portal imports python-xlib (Linux only); the pure-logic tests run anywhere.
@@ -57,6 +58,12 @@ def shared_portal(
 def shared_tokens(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The module's restore-token file: consent is asked once per module, as for a user."""
     return tmp_path_factory.mktemp("state") / "tokens.json"
+
+
+@pytest.fixture
+def tokens(tmp_path: Path) -> TokenStore:
+    """A test's own restore-token store, empty: nothing approved before."""
+    return TokenStore(tmp_path / "tokens.json")
 
 
 @pytest.fixture

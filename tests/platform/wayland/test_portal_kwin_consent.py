@@ -52,11 +52,6 @@ def desktop() -> Iterator[HeadlessDesktop]:
     running.stop()
 
 
-@pytest.fixture
-def tokens(tmp_path: Path) -> TokenStore:
-    return TokenStore(tmp_path / "tokens.json")
-
-
 def test_status_says_nobody_is_asked_and_what_kde_shows(
     desktop: HeadlessDesktop, tokens: TokenStore
 ) -> None:

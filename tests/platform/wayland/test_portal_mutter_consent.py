@@ -51,11 +51,6 @@ def person(desktop: HeadlessDesktop) -> Iterator[GnomePerson]:
     someone.close()
 
 
-@pytest.fixture
-def tokens(tmp_path: Path) -> TokenStore:
-    return TokenStore(tmp_path / "tokens.json")
-
-
 def test_status_says_a_person_approves_every_start(
     desktop: HeadlessDesktop, tokens: TokenStore
 ) -> None:
