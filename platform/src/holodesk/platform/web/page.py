@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import math
 from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from playwright.async_api import Browser, BrowserContext, CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
@@ -23,9 +23,6 @@ from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from holodesk.platform.base import DisplayInfo, Region
 from holodesk.platform.errors import CaptureError, InputError, NavigationError, PlatformError
-
-if TYPE_CHECKING:
-    from holodesk.platform.web.browser import WebBrowser
 
 # After DOMContentLoaded, how long a navigation waits for the load event (images,
 # frames). Pages whose load never ends (endless trackers) must not fail the action.
@@ -38,6 +35,17 @@ SETTLE_LIMIT_S = 1.0
 MAX_CSS_SIZE = 16384
 
 T = TypeVar("T")
+
+
+class PageHost(Protocol):
+    """What a page needs of its browser (`browser.WebBrowser`): the loop its work runs
+    on, the default wait, and to be let go when it closes."""
+
+    timeout_s: float
+
+    def run(self, coroutine: Coroutine[Any, Any, T], timeout_s: float | None = None) -> T: ...
+
+    def forget(self, page: WebPage) -> None: ...
 
 
 def playwright_message(error: BaseException) -> str:
@@ -70,7 +78,7 @@ class WebPage:
 
     def __init__(
         self,
-        browser: WebBrowser,
+        browser: PageHost,
         display_id: str,
         context: BrowserContext,
         page: Page,
@@ -101,7 +109,7 @@ class WebPage:
     @classmethod
     async def open(
         cls,
-        browser: WebBrowser,
+        browser: PageHost,
         handle: Browser,
         display_id: str,
         *,
