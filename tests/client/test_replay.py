@@ -22,6 +22,7 @@ from holodesk.client.capture import FrameCapturer
 from holodesk.client.cli import main
 from holodesk.client.exit_codes import ExitCode
 from holodesk.client.frames import FrameSpec
+from holodesk.client.recording import write_whole_frame
 from holodesk.client.replay.compare import compare, difference_mask
 from holodesk.client.replay.runner import (
     DEFAULT_LOCAL_THRESHOLD,
@@ -74,17 +75,7 @@ def _writer(root: Path, session_id: str, task: str, policy: str) -> RecordingWri
 def _write_capture(writer: RecordingWriter, step: int, capturer: FrameCapturer) -> str:
     """A fresh capture of the screen recorded as a frame of `step`; its frame id."""
     shot = capturer.capture()
-    writer.write_frame(
-        step,
-        shot.frame_id,
-        shot.data,
-        encoding=shot.encoding.value,
-        width=shot.width,
-        height=shot.height,
-        display_id=shot.display_id,
-        source=vars(shot.source),
-        scale_factor=shot.scale_factor,
-    )
+    write_whole_frame(writer, step, shot)
     return shot.frame_id
 
 

@@ -50,6 +50,22 @@ _OUTCOMES = {
 }
 
 
+def write_whole_frame(writer: RecordingWriter, step: int, frame: SentFrame) -> None:
+    """Record a whole (not delta) frame as one `step` is decided on."""
+    source = frame.source
+    writer.write_frame(
+        step,
+        frame.frame_id,
+        frame.data,
+        encoding=frame.encoding.value,
+        width=frame.width,
+        height=frame.height,
+        display_id=frame.display_id,
+        source={"x": source.x, "y": source.y, "width": source.width, "height": source.height},
+        scale_factor=frame.scale_factor,
+    )
+
+
 def _as_dict(message: Message) -> dict[str, Any]:
     return json_format.MessageToDict(message, preserving_proto_field_name=True)
 
@@ -153,25 +169,7 @@ class ClientRecorder:
             whole = whole_frames([self._last_whole, frame])[1] or frame
         self._last_whole = whole
         step = self._step + 1
-        source = whole.source
-        self._submit(
-            lambda writer: writer.write_frame(
-                step,
-                whole.frame_id,
-                whole.data,
-                encoding=whole.encoding.value,
-                width=whole.width,
-                height=whole.height,
-                display_id=whole.display_id,
-                source={
-                    "x": source.x,
-                    "y": source.y,
-                    "width": source.width,
-                    "height": source.height,
-                },
-                scale_factor=whole.scale_factor,
-            )
-        )
+        self._submit(lambda writer: write_whole_frame(writer, step, whole))
 
     def actions(self, message: agent_pb2.Actions, frame_id: str) -> None:
         """A batch received: a step's actions, or a refresh, which is not recorded."""
