@@ -24,11 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from holodesk.platform.errors import PlatformError
-from holodesk.platform.wayland.dbus import PortalBus, unwrap
+from holodesk.platform.wayland.dbus import PORTAL_PATH, PROPERTIES_INTERFACE, PortalBus, unwrap
 
 KDE_BACKEND = "org.freedesktop.impl.portal.desktop.kde"
 KDE_REMOTE_DESKTOP = "org.freedesktop.impl.portal.RemoteDesktop"
-BACKEND_PATH = "/org/freedesktop/portal/desktop"
 # Where a Flatpak sandbox says so; a snap's environment names it.
 FLATPAK_INFO = Path("/.flatpak-info")
 SNAP_ENV = "SNAP_NAME"
@@ -67,13 +66,14 @@ def remote_desktop_consent(
     try:
         if not bus.has_owner(KDE_BACKEND):
             return ASKS
+        # A backend serves its interfaces at the portal's own path.
         (version,) = bus.call(
-            "org.freedesktop.DBus.Properties",
+            PROPERTIES_INTERFACE,
             "Get",
             "ss",
             (KDE_REMOTE_DESKTOP, "version"),
             destination=KDE_BACKEND,
-            path=BACKEND_PATH,
+            path=PORTAL_PATH,
         )
     except PlatformError:
         return ASKS
