@@ -19,6 +19,7 @@ and ends with ConsentNeededError, as on GNOME.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,13 +56,15 @@ ASKS = Consent(asks=True)
 
 
 def remote_desktop_consent(
-    bus: PortalBus, environ: Mapping[str, str], *, flatpak_info: Path = FLATPAK_INFO
+    bus: PortalBus, environ: Mapping[str, str] | None = None, *, flatpak_info: Path = FLATPAK_INFO
 ) -> Consent:
     """Whether starting a RemoteDesktop session on `bus` shows this process a dialog.
 
-    Asks the bus only (no activation): a backend it cannot ask is taken to ask.
+    `environ` (default this process's) names the desktop. Asks the bus only (no
+    activation): a backend it cannot ask is taken to ask.
     """
-    if sandboxed(environ, flatpak_info) or not _names_kde(environ):
+    env = os.environ if environ is None else environ
+    if sandboxed(env, flatpak_info) or not _names_kde(env):
         return ASKS
     try:
         if not bus.has_owner(KDE_BACKEND):

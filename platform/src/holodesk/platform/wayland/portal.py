@@ -23,7 +23,6 @@ waiting for nobody.
 from __future__ import annotations
 
 import logging
-import os
 from collections import deque
 from collections.abc import Mapping
 from typing import Any
@@ -276,8 +275,7 @@ class RemoteDesktopSession(PortalSession):
                     REMOTE_DESKTOP_MISSING_FIX,
                     not_offered=True,
                 )
-            env = os.environ if environ is None else environ
-            if not interactive and remote_desktop_consent(bus, env).asks:
+            if not interactive and remote_desktop_consent(bus, environ).asks:
                 _refuse_dialog(version, tokens.get(REMOTE_DESKTOP))
             handle = _create_session(bus, REMOTE_DESKTOP_INTERFACE, consent_timeout_s)
         except BaseException as error:

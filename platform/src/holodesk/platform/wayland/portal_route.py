@@ -15,7 +15,6 @@ says whether the route can work here and what a person will have to approve.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -174,7 +173,7 @@ def portal_route_status(
         devices = (
             int(bus.property(REMOTE_DESKTOP_INTERFACE, "AvailableDeviceTypes")) if remote else 0
         )
-        consent = remote_desktop_consent(bus, os.environ if environ is None else environ)
+        consent = remote_desktop_consent(bus, environ)
     except PlatformError as error:
         return PortalRouteStatus(False, [*problems, problem_for(error, "remote control")])
     finally:
