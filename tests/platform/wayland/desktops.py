@@ -124,7 +124,7 @@ class HeadlessDesktop:
 
     @property
     def notification_log(self) -> Path:
-        """KWin only: what the desk's notification server was sent (`read_notifications`)."""
+        """KWin only: what the desk's notification server was sent (JSON lines)."""
         return self.log_dir / "notifications.jsonl"
 
     def environ(self) -> dict[str, str]:

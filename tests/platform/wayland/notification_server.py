@@ -6,7 +6,8 @@ without a server leaves the portal waiting: with plasma-workspace installed, the
 bus activates its stand-in (plasma_waitforname), which waits 25 s for a
 plasmashell that never comes, and the portal's input calls stall meanwhile. This
 server owns the name as plasmashell would and writes each notification it gets
-to a JSON-lines file, so a test reads what the person was shown.
+to a JSON-lines file, so a test reads what the person was shown
+(`tests.support.probe.read_json_lines`).
 
 Run as a script by the desktop (its own process, stopped with the desktop):
 ``python notification_server.py BUS_ADDRESS LOG_FILE``.
@@ -68,13 +69,6 @@ def serve(address: str, log: Path) -> None:
                 out.write(json.dumps(record) + "\n")
                 out.flush()
             connection.send(reply)
-
-
-def read_notifications(log: Path) -> list[dict[str, str]]:
-    """Every notification the server got so far, oldest first."""
-    if not log.exists():
-        return []
-    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line]
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ from holodesk.platform.wlroots.route import wayland_route
 from tests.platform.wayland.conftest import start_desktop
 from tests.platform.wayland.desktops import HeadlessDesktop
 from tests.platform.wayland.kde_portal import open_kde_route
-from tests.platform.wayland.notification_server import read_notifications
+from tests.support.probe import read_json_lines
 
 pytestmark = pytest.mark.portal_desktop
 
@@ -81,11 +81,11 @@ def test_a_non_interactive_start_opens_and_the_person_is_notified(
     """Proves: where KDE asks nobody, interactive=False does not refuse (on GNOME it
     does, before asking), the session gets both devices, and the person at the desk
     is told, with what the program can do."""
-    before = len(read_notifications(desktop.notification_log))
+    before = len(read_json_lines(desktop.notification_log))
     backend = open_kde_route(desktop, tokens, interactive=False, environ=desktop.environ())
     try:
         deadline = time.monotonic() + NOTIFIED_WITHIN_S
-        while not (shown := read_notifications(desktop.notification_log)[before:]):
+        while not (shown := read_json_lines(desktop.notification_log)[before:]):
             assert time.monotonic() < deadline, "KDE's portal notified nobody"
             time.sleep(0.1)
         assert {(note["summary"], note["icon"]) for note in shown} == {(STARTED, "krfb")}
@@ -117,13 +117,13 @@ def test_another_desktop_named_is_taken_to_ask(
 ) -> None:
     # The portal picks its backend by XDG_CURRENT_DESKTOP: KDE's rule is KDE's only.
     environ = desktop.environ() | {"XDG_CURRENT_DESKTOP": "GNOME"}
-    before = len(read_notifications(desktop.notification_log))
+    before = len(read_json_lines(desktop.notification_log))
     with pytest.raises(ConsentNeededError, match="asks for consent at every session"):
         RemoteDesktopSession.start(
             PortalBus(desktop.bus_address), tokens, interactive=False, environ=environ
         )
     time.sleep(1)  # a start that went ahead would have notified by now
-    assert read_notifications(desktop.notification_log)[before:] == []  # refused before Start
+    assert read_json_lines(desktop.notification_log)[before:] == []  # refused before Start
 
 
 def test_kdes_screen_chooser_asks_everyone_and_a_dialog_it_cannot_show_is_said(
