@@ -96,7 +96,7 @@ def test_a_non_interactive_start_opens_and_the_person_is_notified(
 
 @pytest.mark.parametrize("sandbox", ["flatpak", "snap"])
 def test_a_sandboxed_caller_is_taken_to_be_asked(
-    desktop: HeadlessDesktop, tokens: TokenStore, tmp_path: Path, sandbox: str
+    desktop: HeadlessDesktop, tmp_path: Path, sandbox: str
 ) -> None:
     # The portal gives a sandboxed app its id, and KDE then shows its dialog.
     info = tmp_path / ".flatpak-info"
