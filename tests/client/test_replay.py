@@ -110,17 +110,7 @@ def record(
             ],
         )
     if not any(isinstance(x, a.Done) for x in steps[-1]):
-        frame = capturer.capture()
-        writer.write_frame(
-            len(steps) + 1,
-            frame.frame_id,
-            frame.data,
-            encoding=frame.encoding.value,
-            width=frame.width,
-            height=frame.height,
-            display_id=frame.display_id,
-            source=vars(frame.source),
-        )
+        _write_capture(writer, len(steps) + 1, capturer)
     writer.finish("succeeded", steps=len(steps))
     return writer.path
 
