@@ -12,7 +12,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from holodesk.client import actions as a
 from holodesk.client.events import Ended, Outcome, Started
 from holodesk.client.frames import DEFAULT_QUALITY, FramePatch, FrameSpec, SentFrame
-from holodesk.client.generation import Completion, Generation, Sampling
+from holodesk.client.generation import Completion, Generation, PromptImage, Sampling, VersionSpan
 from holodesk.client.locations import Location
 from holodesk.platform.base import Backend, DisplayInfo, MouseButton, Region
 from holodesk.proto.limits import MAX_ACTIONS, REASON_CHARS, TEXT_CHARS, clip
@@ -249,7 +249,11 @@ def batch_from_pb(batch: agent_pb2.Actions) -> a.ActionBatch:
 
 
 def sampling_to_pb(sampling: Sampling) -> agent_pb2.SamplingParams:
-    out = agent_pb2.SamplingParams(candidates=sampling.candidates, logprobs=sampling.logprobs)
+    out = agent_pb2.SamplingParams(
+        candidates=sampling.candidates,
+        logprobs=sampling.logprobs,
+        prompt_token_ids=sampling.prompt_token_ids,
+    )
     if sampling.temperature is not None:
         out.temperature = sampling.temperature
     if sampling.top_p is not None:
@@ -270,7 +274,15 @@ def completion_from_pb(completion: agent_pb2.Completion) -> Completion:
         # The wire's 0.0 means "none" when no token came with a logprob.
         cumulative_logprob=completion.cumulative_logprob if logprobs else None,
         parse_error=_parse_error(completion),
+        versions=tuple(_version_span(span) for span in completion.versions),
     )
+
+
+def _version_span(span: agent_pb2.VersionSpan) -> VersionSpan:
+    try:
+        return VersionSpan(span.version, span.start, span.end)
+    except ValueError as error:
+        raise ConversionError(f"completion.versions: {error}") from error
 
 
 def _parse_error(completion: agent_pb2.Completion) -> str:
@@ -293,6 +305,12 @@ def generation_from_pb(generation: agent_pb2.Generation) -> Generation:
         chosen=generation.chosen,
         prompt_tokens=generation.prompt_tokens,
         engine_seconds=generation.engine_seconds,
+        policy_version=generation.policy_version,
+        policy_label=generation.policy_label,
+        prompt_token_ids=tuple(generation.prompt_token_ids),
+        images=tuple(
+            PromptImage(i.frame_id, i.content_id, i.width, i.height) for i in generation.images
+        ),
     )
 
 

@@ -52,6 +52,14 @@ MAX_POLICIES = 64
 MAX_CANDIDATES = 16
 MAX_SAMPLED_TOKENS = 32768
 REWARD_NOTE_CHARS = 65536
+# A step's prompt as token ids (Generation.prompt_token_ids): a dozen 1080p screens
+# of Nemotron-VL tiles is ~30k; this leaves room for long histories and models.
+MAX_PROMPT_TOKENS = 262144
+# Policy versions one completion straddles, images one prompt shows.
+MAX_VERSION_SPANS = 64
+MAX_PROMPT_IMAGES = 64
+# A file or folder path on the daemon's host (a checkpoint, an adapter).
+PATH_CHARS = 4096
 # SessionInfo.task is a preview: the whole list of sessions must fit one message.
 TASK_PREVIEW_CHARS = 1024
 
@@ -146,7 +154,13 @@ FIELD_LIMITS: dict[str, FieldLimit] = {
         "Completion.token_ids": FieldLimit(count=MAX_SAMPLED_TOKENS),
         "Completion.token_logprobs": FieldLimit(count=MAX_SAMPLED_TOKENS),
         "Completion.parse_error": _REASON,
+        "Completion.versions": FieldLimit(count=MAX_VERSION_SPANS),
         "Generation.completions": FieldLimit(count=MAX_COMPLETIONS),
+        "Generation.policy_label": _NAME,
+        "Generation.prompt_token_ids": FieldLimit(count=MAX_PROMPT_TOKENS),
+        "Generation.images": FieldLimit(count=MAX_PROMPT_IMAGES),
+        "PromptImage.frame_id": _ID,
+        "PromptImage.content_id": _ID,
         "SessionEnded.answer": _TEXT,
         "SessionEnded.reason": _REASON,
         "ReportRewardRequest.session_id": _ID,
@@ -186,6 +200,20 @@ FIELD_LIMITS: dict[str, FieldLimit] = {
         "GetServerInfoResponse.version": _NAME,
         "GetServerInfoResponse.default_policy": _NAME,
         "GetServerInfoResponse.policies": FieldLimit(count=MAX_POLICIES),
+        # trainer.proto
+        "PolicyVersion.label": _NAME,
+        "PolicyVersion.adapter": _NAME,
+        "PolicyVersion.weights_checksum": _NAME,
+        "UpdateWeightsRequest.policy": _NAME,
+        "UpdateWeightsRequest.checkpoint_dir": FieldLimit(length=PATH_CHARS),
+        "UpdateWeightsRequest.label": _NAME,
+        "LoadAdapterRequest.policy": _NAME,
+        "LoadAdapterRequest.adapter_dir": FieldLimit(length=PATH_CHARS),
+        "LoadAdapterRequest.name": _NAME,
+        "LoadAdapterRequest.label": _NAME,
+        "UnloadAdapterRequest.policy": _NAME,
+        "UnloadAdapterRequest.label": _NAME,
+        "GetPolicyVersionRequest.policy": _NAME,
     }.items()
 }
 

@@ -30,7 +30,8 @@ class Sampling:
     that parses (more than 1 needs a temperature above 0, or none: the daemon then
     samples at 1.0). `seed` makes sampling repeatable on engines that take seeds.
     `logprobs` asks for each sampled token's log-probability (and id, where the
-    engine gives ids). These checks hold on both sides; the daemon enforces its own
+    engine gives ids); `prompt_token_ids` for each step's prompt as token ids (what
+    an RL trainer trains on). These checks hold on both sides; the daemon enforces its own
     bounds on top (holodesk.proto.limits: candidates, max_tokens) and names the
     offending wire field when it refuses one.
     """
@@ -41,6 +42,8 @@ class Sampling:
     candidates: int = 1
     logprobs: bool = False
     max_tokens: int | None = None
+    # Keep each step's prompt as token ids, exactly as the engine saw them.
+    prompt_token_ids: bool = False
 
     def __post_init__(self) -> None:
         if self.temperature is not None and not (
@@ -60,6 +63,21 @@ class Sampling:
 
 
 @dataclass(frozen=True)
+class VersionSpan:
+    """Tokens [start, end) of a completion, sampled by policy version `version` (the
+    daemon's PolicyVersion.number). A completion generated while the weights changed
+    under it (an update in mode KEEP) has several, in token order."""
+
+    version: int
+    start: int
+    end: int
+
+    def __post_init__(self) -> None:
+        if self.version < 0 or not 0 <= self.start <= self.end:
+            raise ValueError(f"a version span needs 0 <= start <= end, got {self}")
+
+
+@dataclass(frozen=True)
 class Completion:
     """One sampled completion of a step, exactly as the model wrote it."""
 
@@ -71,8 +89,20 @@ class Completion:
     cumulative_logprob: float | None = None
     # Why the dialect could not parse it; empty when it did.
     parse_error: str = ""
+    # Which policy version sampled which tokens; empty from a policy without versions.
+    versions: tuple[VersionSpan, ...] = ()
 
     @property
     def parsed(self) -> bool:
         """Whether the dialect parsed it: the wire's Completion.parsed."""
         return not self.parse_error
+
+    @property
+    def policy_version(self) -> int:
+        """The newest version that sampled any of its tokens (0: none known)."""
+        return max((span.version for span in self.versions), default=0)
+
+    @property
+    def mixed_versions(self) -> bool:
+        """Whether the weights changed while it was sampled."""
+        return len({span.version for span in self.versions}) > 1

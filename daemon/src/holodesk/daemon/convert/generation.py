@@ -45,6 +45,7 @@ def sampling_from_pb(params: agent_pb2.SamplingParams, field: str) -> Sampling:
         candidates=candidates,
         logprobs=params.logprobs,
         max_tokens=max_tokens,
+        prompt_token_ids=params.prompt_token_ids,
     )
 
 

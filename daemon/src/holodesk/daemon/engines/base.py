@@ -18,6 +18,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from PIL import Image
 
 from holodesk.daemon.frames import ImageEncoding
+from holodesk.values.generation import VersionSpan
 
 
 @dataclass(frozen=True, eq=False)
@@ -202,6 +203,9 @@ class Sample:
     # Sum of token_logprobs; None without logprobs.
     cumulative_logprob: float | None = None
     finish_reason: str | None = None
+    # Which policy version sampled which tokens (engines whose weights can change,
+    # engines/weights.py); empty from an engine without versions.
+    versions: tuple[VersionSpan, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -214,13 +218,21 @@ class GenerationResult:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     samples: tuple[Sample, ...] = ()
+    # The prompt as token ids exactly as the model saw them (image placeholders
+    # included); empty from an engine that gives none (a remote server).
+    prompt_token_ids: tuple[int, ...] = ()
 
     @classmethod
-    def of(cls, samples: tuple[Sample, ...], prompt_tokens: int = 0) -> GenerationResult:
+    def of(
+        cls,
+        samples: tuple[Sample, ...],
+        prompt_tokens: int = 0,
+        prompt_token_ids: tuple[int, ...] = (),
+    ) -> GenerationResult:
         if not samples:
             raise ValueError("a generation result needs at least one sample")
         generated = sum(s.completion_tokens for s in samples)
-        return cls(samples[0].text, prompt_tokens, generated, samples)
+        return cls(samples[0].text, prompt_tokens, generated, samples, prompt_token_ids)
 
     @property
     def all_samples(self) -> tuple[Sample, ...]:

@@ -194,6 +194,7 @@ class SamplingParams(_message.Message):
     CANDIDATES_FIELD_NUMBER: _builtins.int
     LOGPROBS_FIELD_NUMBER: _builtins.int
     MAX_TOKENS_FIELD_NUMBER: _builtins.int
+    PROMPT_TOKEN_IDS_FIELD_NUMBER: _builtins.int
     temperature: _builtins.float
     top_p: _builtins.float
     seed: _builtins.int
@@ -205,6 +206,12 @@ class SamplingParams(_message.Message):
     logprobs: _builtins.bool
     """Return the sampled tokens' ids and log-probabilities where the engine gives them."""
     max_tokens: _builtins.int
+    prompt_token_ids: _builtins.bool
+    """Return the prompt's token ids exactly as the engine saw them (image placeholder
+    tokens included) in Actions.generation, and record them: what an RL trainer
+    trains on without re-tokenizing. Engines that give no ids (an OpenAI-compatible
+    server) leave Generation.prompt_token_ids empty.
+    """
     def __init__(
         self,
         *,
@@ -214,10 +221,11 @@ class SamplingParams(_message.Message):
         candidates: _builtins.int = ...,
         logprobs: _builtins.bool = ...,
         max_tokens: _builtins.int | None = ...,
+        prompt_token_ids: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_max_tokens", b"_max_tokens", "_seed", b"_seed", "_temperature", b"_temperature", "_top_p", b"_top_p", "max_tokens", b"max_tokens", "seed", b"seed", "temperature", b"temperature", "top_p", b"top_p"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_tokens", b"_max_tokens", "_seed", b"_seed", "_temperature", b"_temperature", "_top_p", b"_top_p", "candidates", b"candidates", "logprobs", b"logprobs", "max_tokens", b"max_tokens", "seed", b"seed", "temperature", b"temperature", "top_p", b"top_p"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_tokens", b"_max_tokens", "_seed", b"_seed", "_temperature", b"_temperature", "_top_p", b"_top_p", "candidates", b"candidates", "logprobs", b"logprobs", "max_tokens", b"max_tokens", "prompt_token_ids", b"prompt_token_ids", "seed", b"seed", "temperature", b"temperature", "top_p", b"top_p"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__max_tokens: _TypeAlias = _typing.Literal["max_tokens"]  # noqa: Y015
     _WhichOneofArgType__max_tokens: _TypeAlias = _typing.Literal["_max_tokens", b"_max_tokens"]  # noqa: Y015
@@ -448,6 +456,7 @@ class Completion(_message.Message):
     CUMULATIVE_LOGPROB_FIELD_NUMBER: _builtins.int
     PARSED_FIELD_NUMBER: _builtins.int
     PARSE_ERROR_FIELD_NUMBER: _builtins.int
+    VERSIONS_FIELD_NUMBER: _builtins.int
     text: _builtins.str
     """Raw model output, exactly as generated.
     Limit: 262144 characters.
@@ -467,6 +476,14 @@ class Completion(_message.Message):
     def token_logprobs(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
         """Limit: 32768 entries."""
 
+    @_builtins.property
+    def versions(self) -> _containers.RepeatedCompositeFieldContainer[Global___VersionSpan]:
+        """Which policy version sampled which of its tokens: one span, or several when
+        the weights changed while it was being generated (an update in mode KEEP).
+        Empty from a policy without versions (scripted, OCR).
+        Limit: 64 entries.
+        """
+
     def __init__(
         self,
         *,
@@ -476,14 +493,80 @@ class Completion(_message.Message):
         cumulative_logprob: _builtins.float = ...,
         parsed: _builtins.bool = ...,
         parse_error: _builtins.str = ...,
+        versions: _abc.Iterable[Global___VersionSpan] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cumulative_logprob", b"cumulative_logprob", "parse_error", b"parse_error", "parsed", b"parsed", "text", b"text", "token_ids", b"token_ids", "token_logprobs", b"token_logprobs"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cumulative_logprob", b"cumulative_logprob", "parse_error", b"parse_error", "parsed", b"parsed", "text", b"text", "token_ids", b"token_ids", "token_logprobs", b"token_logprobs", "versions", b"versions"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Completion: _TypeAlias = Completion  # noqa: Y015
+
+@_typing.final
+class VersionSpan(_message.Message):
+    """Tokens [start, end) of a completion sampled by one policy version."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSION_FIELD_NUMBER: _builtins.int
+    START_FIELD_NUMBER: _builtins.int
+    END_FIELD_NUMBER: _builtins.int
+    version: _builtins.int
+    """PolicyVersion.number (trainer.proto)."""
+    start: _builtins.int
+    end: _builtins.int
+    def __init__(
+        self,
+        *,
+        version: _builtins.int = ...,
+        start: _builtins.int = ...,
+        end: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["end", b"end", "start", b"start", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___VersionSpan: _TypeAlias = VersionSpan  # noqa: Y015
+
+@_typing.final
+class PromptImage(_message.Message):
+    """An image of a step's prompt, in prompt order."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FRAME_ID_FIELD_NUMBER: _builtins.int
+    CONTENT_ID_FIELD_NUMBER: _builtins.int
+    WIDTH_FIELD_NUMBER: _builtins.int
+    HEIGHT_FIELD_NUMBER: _builtins.int
+    frame_id: _builtins.str
+    """The frame its pixels came from (the recording holds that frame).
+    Limit: 128 characters.
+    """
+    content_id: _builtins.str
+    """Names exactly the pixels the model saw (a digest of the frame and its resize).
+    Limit: 128 characters.
+    """
+    width: _builtins.int
+    """The image's size as the model saw it."""
+    height: _builtins.int
+    def __init__(
+        self,
+        *,
+        frame_id: _builtins.str = ...,
+        content_id: _builtins.str = ...,
+        width: _builtins.int = ...,
+        height: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content_id", b"content_id", "frame_id", b"frame_id", "height", b"height", "width", b"width"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PromptImage: _TypeAlias = PromptImage  # noqa: Y015
 
 @_typing.final
 class Generation(_message.Message):
@@ -493,14 +576,40 @@ class Generation(_message.Message):
     CHOSEN_FIELD_NUMBER: _builtins.int
     PROMPT_TOKENS_FIELD_NUMBER: _builtins.int
     ENGINE_SECONDS_FIELD_NUMBER: _builtins.int
+    POLICY_VERSION_FIELD_NUMBER: _builtins.int
+    POLICY_LABEL_FIELD_NUMBER: _builtins.int
+    PROMPT_TOKEN_IDS_FIELD_NUMBER: _builtins.int
+    IMAGES_FIELD_NUMBER: _builtins.int
     chosen: _builtins.int
     """Index in completions of the one the actions came from."""
     prompt_tokens: _builtins.int
     engine_seconds: _builtins.float
     """Time spent in the engine for this step."""
+    policy_version: _builtins.int
+    """The policy version that made the chosen completion (its newest, when that
+    completion straddles an update; Completion.versions tells): PolicyVersion.number.
+    0 for a policy without versions.
+    """
+    policy_label: _builtins.str
+    """PolicyVersion.label of that version.
+    Limit: 256 characters.
+    """
     @_builtins.property
     def completions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Completion]:
         """Every candidate of the step, in sampling order (repair retries included).
+        Limit: 64 entries.
+        """
+
+    @_builtins.property
+    def prompt_token_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """With SamplingParams.prompt_token_ids: the chosen completion's prompt as token
+        ids, exactly as the engine saw them (image placeholder tokens included).
+        Limit: 262144 entries.
+        """
+
+    @_builtins.property
+    def images(self) -> _containers.RepeatedCompositeFieldContainer[Global___PromptImage]:
+        """The prompt's images, in prompt order.
         Limit: 64 entries.
         """
 
@@ -511,10 +620,14 @@ class Generation(_message.Message):
         chosen: _builtins.int = ...,
         prompt_tokens: _builtins.int = ...,
         engine_seconds: _builtins.float = ...,
+        policy_version: _builtins.int = ...,
+        policy_label: _builtins.str = ...,
+        prompt_token_ids: _abc.Iterable[_builtins.int] | None = ...,
+        images: _abc.Iterable[Global___PromptImage] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["chosen", b"chosen", "completions", b"completions", "engine_seconds", b"engine_seconds", "prompt_tokens", b"prompt_tokens"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["chosen", b"chosen", "completions", b"completions", "engine_seconds", b"engine_seconds", "images", b"images", "policy_label", b"policy_label", "policy_version", b"policy_version", "prompt_token_ids", b"prompt_token_ids", "prompt_tokens", b"prompt_tokens"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
