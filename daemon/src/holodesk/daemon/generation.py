@@ -28,6 +28,17 @@ from holodesk.values.generation import Sampling as Sampling
 
 
 @dataclass(frozen=True)
+class PromptImageRef:
+    """An image of the step's prompt: the frame it shows, the content id naming the
+    exact pixels the model saw (ImagePart.content_id), and their size."""
+
+    frame_id: str
+    content_id: str
+    width: int
+    height: int
+
+
+@dataclass(frozen=True)
 class StepGeneration:
     # The prompt exactly as handed to the engine (images as the model sees them).
     messages: tuple[ChatMessage, ...]
@@ -40,3 +51,12 @@ class StepGeneration:
     engine_seconds: float = 0.0
     # Summed over every candidate (the engines' GenerationResult.completion_tokens).
     completion_tokens: int = 0
+    # The policy version that made the chosen completion (its newest where an update
+    # landed under it: the completion's versions tell) and its label; 0: no versions.
+    policy_version: int = 0
+    policy_label: str = ""
+    # The chosen completion's prompt as token ids exactly as the engine saw them;
+    # kept only when the session asks (Sampling.prompt_token_ids).
+    prompt_token_ids: tuple[int, ...] = ()
+    # The prompt's images, in prompt order.
+    images: tuple[PromptImageRef, ...] = ()

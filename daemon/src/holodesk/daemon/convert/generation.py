@@ -61,10 +61,29 @@ def generation_to_pb(generation: StepGeneration) -> agent_pb2.Generation:
                 cumulative_logprob=c.cumulative_logprob or 0.0,
                 parsed=c.parsed,
                 parse_error=clip(c.parse_error, limits.REASON_CHARS),
+                versions=[
+                    agent_pb2.VersionSpan(version=v.version, start=v.start, end=v.end)
+                    for v in c.versions[: limits.MAX_VERSION_SPANS]
+                ],
             )
             for c in generation.completions
         ],
         chosen=generation.chosen or 0,
         prompt_tokens=generation.prompt_tokens,
         engine_seconds=generation.engine_seconds,
+        policy_version=generation.policy_version,
+        policy_label=clip(generation.policy_label, limits.NAME_CHARS),
+        # Never cut: a prompt cut short would train on a prompt the model never saw.
+        # Longer ones are left out whole (the step's prompt_tokens still counts them).
+        prompt_token_ids=(
+            generation.prompt_token_ids
+            if len(generation.prompt_token_ids) <= limits.MAX_PROMPT_TOKENS
+            else ()
+        ),
+        images=[
+            agent_pb2.PromptImage(
+                frame_id=i.frame_id, content_id=i.content_id, width=i.width, height=i.height
+            )
+            for i in generation.images[: limits.MAX_PROMPT_IMAGES]
+        ],
     )

@@ -44,8 +44,9 @@ from holodesk.daemon.engines.base import (
     SamplingParams,
     ToolUse,
 )
+from holodesk.daemon.engines.weights import UpdatableEngine
 from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
-from holodesk.daemon.generation import Completion, Sampling, StepGeneration
+from holodesk.daemon.generation import Completion, PromptImageRef, Sampling, StepGeneration
 from holodesk.daemon.geometry import Size
 from holodesk.daemon.policies.base import Decision, Location
 from holodesk.daemon.policies.image_cache import ModelImageCache
@@ -137,10 +138,16 @@ class ModelPolicy:
 
     async def decide(self, context: StepContext) -> Decision:
         geometry = self.dialect.geometry(context.frame.size)
-        images = self._model_images(context)
+        shown, images = self._model_images(context)
         messages = self.dialect.step_messages(context, images)
         sampling = StepSampling.of(self.dialect.sampling(), context.sampling)
-        record = _Record(messages)
+        record = _Record(
+            messages,
+            frame_ids={
+                id(image): frame.frame_id for frame, image in zip(shown, images, strict=True)
+            },
+            keep_prompt_ids=context.sampling is not None and context.sampling.prompt_token_ids,
+        )
         attempts = 1 + self.parse_retries
         error: DialectParseError | None = None
         text = ""
@@ -166,7 +173,7 @@ class ModelPolicy:
                     (Fail(reason),), attempts=attempt + 1, generation=record.generation()
                 )
             record.engine_seconds += time.perf_counter() - started
-            record.called(messages, result.prompt_tokens, result.completion_tokens)
+            record.called(messages, result, self._serving_label())
             first_error: DialectParseError | None = None
             for sample in result.all_samples:
                 try:
@@ -236,10 +243,19 @@ class ModelPolicy:
         self._ready = False
         await self.engine.close()
 
-    def _model_images(self, context: StepContext) -> tuple[ImagePart, ...]:
-        """The images this step's prompt shows (the layout drops them in blocks): from
-        the cache by content, else made (lazily: pixels come when the engine asks,
-        from the daemon's decoded screens where it has them)."""
+    def _serving_label(self) -> tuple[int, str]:
+        """The engine's serving version and its label ((0, "") without versions)."""
+        if isinstance(self.engine, UpdatableEngine):
+            version = self.engine.policy_version
+            return version.number, version.label
+        return 0, ""
+
+    def _model_images(
+        self, context: StepContext
+    ) -> tuple[tuple[EncodedFrame, ...], tuple[ImagePart, ...]]:
+        """The frames this step's prompt shows (the layout drops them in blocks) and
+        their images: from the cache by content, else made (lazily: pixels come when
+        the engine asks, from the daemon's decoded screens where it has them)."""
         shown = context.frames[-self.dialect.spec.images_shown(context.step) :]
         decoded = context.decoded.peek if context.decoded is not None else None
         images = tuple(
@@ -251,7 +267,7 @@ class ModelPolicy:
             for frame in shown
         )
         self.image_cache.retain(context.session_id, (f.content_key for f in shown))
-        return images
+        return tuple(shown), images
 
     def _model_image(self, frame: EncodedFrame, decoded: PixelLookup | None) -> ImagePart:
         return self.dialect.model_image(
@@ -291,25 +307,40 @@ class ModelPolicy:
 class _Record:
     """A step's StepGeneration as it accumulates over its model calls."""
 
-    def __init__(self, messages: tuple[ChatMessage, ...]) -> None:
+    def __init__(
+        self,
+        messages: tuple[ChatMessage, ...],
+        *,
+        frame_ids: dict[int, str],
+        keep_prompt_ids: bool = False,
+    ) -> None:
         self.messages = messages
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self.engine_seconds = 0.0
         self.completions: list[Completion] = []
         self.chosen: tuple[ParsedStep, int] | None = None
+        # Each completion's call's prompt ids (kept only when the session asks).
+        self._prompt_ids: list[tuple[int, ...]] = []
+        self._keep_prompt_ids = keep_prompt_ids
+        self._frame_ids = frame_ids
+        self._call_prompt_ids: tuple[int, ...] = ()
+        self._serving: tuple[int, str] = (0, "")
 
     def called(
-        self, messages: tuple[ChatMessage, ...], prompt_tokens: int, completion_tokens: int
+        self, messages: tuple[ChatMessage, ...], result: GenerationResult, serving: tuple[int, str]
     ) -> None:
         # The latest call's prompt: a repair prompt extends the one before it.
         self.messages = messages
-        self.prompt_tokens = prompt_tokens
-        self.completion_tokens += completion_tokens
+        self.prompt_tokens = result.prompt_tokens
+        self.completion_tokens += result.completion_tokens
+        self._call_prompt_ids = result.prompt_token_ids if self._keep_prompt_ids else ()
+        self._serving = serving
 
     def add(self, sample: Sample, parse_error: str, parsed: ParsedStep | None = None) -> None:
         if parsed is not None and self.chosen is None:
             self.chosen = (parsed, len(self.completions))
+        self._prompt_ids.append(self._call_prompt_ids)
         self.completions.append(
             Completion(
                 text=sample.text,
@@ -317,15 +348,34 @@ class _Record:
                 token_logprobs=sample.token_logprobs,
                 cumulative_logprob=sample.cumulative_logprob,
                 parse_error=parse_error,
+                versions=sample.versions,
             )
         )
 
     def generation(self) -> StepGeneration:
+        chosen = None if self.chosen is None else self.chosen[1]
+        # The step's prompt is the chosen completion's (else the last call's, as
+        # `messages`): a repair call's prompt differs from the first call's.
+        index = chosen if chosen is not None else len(self.completions) - 1
+        completion = self.completions[index] if self.completions else None
+        version = completion.policy_version if completion is not None else 0
+        number, label = self._serving
         return StepGeneration(
             messages=self.messages,
             completions=tuple(self.completions),
-            chosen=None if self.chosen is None else self.chosen[1],
+            chosen=chosen,
             prompt_tokens=self.prompt_tokens,
             engine_seconds=self.engine_seconds,
             completion_tokens=self.completion_tokens,
+            policy_version=version,
+            # The label is known for the version serving at the call's end only.
+            policy_label=label if version == number else "",
+            prompt_token_ids=self._prompt_ids[index] if completion is not None else (),
+            images=tuple(
+                PromptImageRef(
+                    self._frame_ids.get(id(image), ""), image.content_id, image.width, image.height
+                )
+                for message in self.messages
+                for image in message.images
+            ),
         )
