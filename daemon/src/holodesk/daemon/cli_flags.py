@@ -32,7 +32,7 @@ security:
   tokens file (TOML; only SHA-256 digests of tokens are stored):
     [[token]]
     name = "laptop"
-    role = "agent"            # agent, operator or admin (roles below)
+    role = "agent"            # agent, operator, trainer or admin (roles below)
     sha256 = "<64 hex digits>"
     [[client]]                # mTLS callers, by certificate subject CN
     cn = "tray.example.internal"
@@ -43,11 +43,13 @@ security:
     agent     AgentService: run sessions, locate, GetServerInfo
     operator  an agent's calls and ComputerService: drive the desktops attached
               under its own name and those its entry's drives lists
+    trainer   an agent's calls and TrainerService: change a policy's weights or
+              LoRA adapter while its sessions run (docs/online-rl.md)
     admin     everything: ControlService (list, pause, resume, stop any session),
               the live view (--web), every attached desktop
 
 subcommands:
-  holodeskd token new --name NAME --role agent|operator|admin [--append FILE]
+  holodeskd token new --name NAME --role agent|operator|trainer|admin [--append FILE]
                      print a fresh bearer token and its [[token]] entry
   holodeskd config path [--config PATH]
                      show the config file holodeskd reads and every effective value

@@ -159,6 +159,15 @@ class PermissionDenied(HolodeskError):  # noqa: N818
         ]
 
 
+class Aborted(HolodeskError):  # noqa: N818
+    """A concurrency conflict: the same operation is already running (try it after)."""
+
+    code = grpc.StatusCode.ABORTED
+
+    def details(self) -> list[Message]:
+        return [error_details_pb2.ErrorInfo(reason="ABORTED", domain="holodesk")]
+
+
 class DeadlineExceeded(HolodeskError):  # noqa: N818
     code = grpc.StatusCode.DEADLINE_EXCEEDED
 
@@ -192,6 +201,7 @@ _RPC_CODES: dict[grpc.StatusCode, int] = {
     grpc.StatusCode.UNAUTHENTICATED: code_pb2.UNAUTHENTICATED,
     grpc.StatusCode.PERMISSION_DENIED: code_pb2.PERMISSION_DENIED,
     grpc.StatusCode.DEADLINE_EXCEEDED: code_pb2.DEADLINE_EXCEEDED,
+    grpc.StatusCode.ABORTED: code_pb2.ABORTED,
 }
 
 

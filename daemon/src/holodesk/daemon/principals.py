@@ -16,12 +16,15 @@ class Role(enum.Enum):
     AGENT = "agent"
     # Drives attached desktops through ComputerService (and is an agent too).
     OPERATOR = "operator"
+    # Changes a policy's weights through TrainerService (and is an agent too: an RL
+    # trainer runs its rollouts' sessions as well).
+    TRAINER = "trainer"
     ADMIN = "admin"
 
     def allows(self, required: Role) -> bool:
         if self is Role.ADMIN or required is Role.AGENT:
             return True
-        return self is Role.OPERATOR and required is Role.OPERATOR
+        return self is required and required in (Role.OPERATOR, Role.TRAINER)
 
 
 class AuthMethod(enum.Enum):

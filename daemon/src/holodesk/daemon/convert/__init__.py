@@ -13,7 +13,8 @@ One package, a module per feature, each conversion beside its kind of message:
 delta frames in, a full frame out, FrameSpec), `actions` (actions out, results in
 and out), `generation` (sampling in, a step's generation out), `sessions`
 (SessionStart in; SessionStarted, SessionEnded, SessionInfo, a session's client and
-displays out), `locate` (a Location out). Callers keep importing
+displays out), `locate` (a Location out), `trainer` (TrainerService's update mode
+and folders in, policy versions and updates out). Callers keep importing
 `holodesk.daemon.convert` and call `convert.NAME`: every public name is here.
 """
 
@@ -48,6 +49,12 @@ from holodesk.daemon.convert.sessions import (
     session_started_to_pb,
     timestamp_to_pb,
 )
+from holodesk.daemon.convert.trainer import (
+    folder_from_pb,
+    policy_version_to_pb,
+    update_mode_from_pb,
+    weight_update_to_pb,
+)
 
 __all__ = [
     "action_to_pb",
@@ -61,6 +68,7 @@ __all__ = [
     "display_to_pb",
     "encoding_from_pb",
     "ending_to_pb",
+    "folder_from_pb",
     "frame_delta_from_pb",
     "frame_from_pb",
     "frame_spec_to_pb",
@@ -69,6 +77,7 @@ __all__ = [
     "location_to_pb",
     "observation_from_pb",
     "point_to_pb",
+    "policy_version_to_pb",
     "rect_from_pb",
     "rect_to_pb",
     "result_from_pb",
@@ -79,4 +88,6 @@ __all__ = [
     "session_request_from_pb",
     "session_started_to_pb",
     "timestamp_to_pb",
+    "update_mode_from_pb",
+    "weight_update_to_pb",
 ]

@@ -18,10 +18,12 @@ The principal of a call, first match wins:
 Anything else is UNAUTHENTICATED. Roles: `agent` may call AgentService,
 `operator` AgentService and ComputerService (it drives the desktops attached under
 its own principal and those its entry's `drives` lists; computer_service.py),
-`admin` may call everything (ControlService too) and drive every desktop; a known
-caller with the wrong role gets PERMISSION_DENIED. Health checking and server
-reflection stay open to everyone (load balancers and grpcurl need them; they
-reveal the API's shape and whether it serves, nothing about sessions). Credentials
+`trainer` AgentService and TrainerService (it changes a policy's weights while
+sessions run; trainer_service.py), `admin` may call everything (ControlService
+too) and drive every desktop; a known caller with the wrong role gets
+PERMISSION_DENIED. Health checking and server reflection stay open to everyone
+(load balancers and grpcurl need them; they reveal the API's shape and whether it
+serves, nothing about sessions). Credentials
 never reach a log line: failures are logged by cause ("unknown bearer token"),
 never by value.
 """
@@ -55,6 +57,7 @@ OPEN_SERVICES = (
 )
 AGENT_SERVICE = "holodesk.v1.AgentService"
 COMPUTER_SERVICE = "holodesk.v1.ComputerService"
+TRAINER_SERVICE = "holodesk.v1.TrainerService"
 # How long a denied request stream may take to deliver its first message before
 # the denial is sent anyway (see `_deny_after_first_request`).
 DENIAL_AWAITS_FIRST_REQUEST_S = 1.0
@@ -79,6 +82,8 @@ def required_role(method: str) -> Role | None:
         return Role.AGENT
     if service == COMPUTER_SERVICE:
         return Role.OPERATOR
+    if service == TRAINER_SERVICE:
+        return Role.TRAINER
     return Role.ADMIN  # ControlService, and anything added later, until said otherwise
 
 

@@ -6,7 +6,8 @@ so the file is not a secret (keep it writable by root/the daemon's user only):
     [[token]]
     name = "laptop"        # a label: logs, per-principal limits ("token:laptop")
     role = "agent"         # "agent": AgentService; "operator": AgentService and
-                           # ComputerService; "admin": everything, ControlService too
+                           # ComputerService; "trainer": AgentService and
+                           # TrainerService; "admin": everything, ControlService too
     sha256 = "<64 hex digits: sha256 of the token's UTF-8 bytes>"
     drives = ["token:laptop"]  # operator only, optional: principals whose attached
                            # desktops it may drive besides its own (computer.proto)
@@ -169,7 +170,9 @@ def _role(value: str, where: str) -> Role:
     try:
         return Role(value)
     except ValueError:
-        raise CredentialsError(f"{where}: role {value!r} is not agent, operator or admin") from None
+        raise CredentialsError(
+            f"{where}: role {value!r} is not agent, operator, trainer or admin"
+        ) from None
 
 
 def _drives(item: dict[str, Any], role: Role, where: str) -> tuple[str, ...]:

@@ -37,7 +37,8 @@ CONTROL_SERVICE = agent_pb2.DESCRIPTOR.pool.FindServiceByName(
     "holodesk.v1.ControlService"
 ).full_name
 COMPUTER_SERVICE = "holodesk.v1.ComputerService"
-HEALTH_NAMES = ("", AGENT_SERVICE, CONTROL_SERVICE, COMPUTER_SERVICE)
+TRAINER_SERVICE = "holodesk.v1.TrainerService"
+HEALTH_NAMES = ("", AGENT_SERVICE, CONTROL_SERVICE, COMPUTER_SERVICE, TRAINER_SERVICE)
 
 
 @dataclass

@@ -18,6 +18,9 @@ What it serves (contract: protos/holodesk/v1):
   (model loaded), for "" and for each service name; NOT_SERVING again on shutdown.
 - Server reflection for all of the above, as grpc.reflection.v1 and v1alpha
   (``grpcurl -plaintext HOST:PORT list``).
+- ``holodesk.v1.TrainerService``: an RL trainer changes a policy's weights or LoRA
+  adapter while its sessions run (role trainer or admin; trainer_service.py,
+  docs/online-rl.md).
 - With ``--metrics-address``: Prometheus metrics over HTTP (metrics.py), counted on a
   registry of this server's own.
 
@@ -32,10 +35,11 @@ Security (details: auth.py, credentials.py):
   against SHA-256 digests in the credentials file, in constant time), mTLS client
   certificates (``--client-ca``; the subject CN maps to a role in the same file),
   callers on a private Unix socket (admin), or everyone when no credential is
-  configured on loopback. Roles: ``agent`` (AgentService) and ``admin``
-  (everything). No or unknown credential: UNAUTHENTICATED; wrong role:
-  PERMISSION_DENIED. Health and reflection stay open. Credentials never reach the
-  logs (auth failures are logged by cause, and a filter redacts ``Bearer ...``).
+  configured on loopback. Roles: ``agent`` (AgentService), ``operator`` (and
+  ComputerService), ``trainer`` (and TrainerService) and ``admin`` (everything).
+  No or unknown credential: UNAUTHENTICATED; wrong role: PERMISSION_DENIED.
+  Health and reflection stay open. Credentials never reach the logs (auth
+  failures are logged by cause, and a filter redacts ``Bearer ...``).
   SIGHUP reloads the credentials file.
 
 Limits, each breach a precise status while everyone else is served on:
@@ -113,6 +117,7 @@ from holodesk.daemon.rpc.metrics_interceptor import MetricsInterceptor
 from holodesk.daemon.rpc.reflection import enable_reflection
 from holodesk.daemon.rpc.running import HEALTH_NAMES, RunningServer, start_policies
 from holodesk.daemon.rpc.server_credentials import configured_credentials
+from holodesk.daemon.rpc.trainer_service import TrainerService
 from holodesk.daemon.session.attached_desktops import AttachedDesktops
 from holodesk.daemon.session.decoded_screens import DecodedScreens, screens_per_session_for
 from holodesk.daemon.session.frame_memory import FrameMemory
@@ -120,7 +125,12 @@ from holodesk.daemon.session.recorder import Recorder
 from holodesk.daemon.session.registry import SessionLimits, SessionRegistry
 from holodesk.daemon.session.settings import SessionSettings
 from holodesk.daemon.web.app import start_web
-from holodesk.proto.v1 import agent_pb2_grpc, computer_pb2_grpc, control_pb2_grpc
+from holodesk.proto.v1 import (
+    agent_pb2_grpc,
+    computer_pb2_grpc,
+    control_pb2_grpc,
+    trainer_pb2_grpc,
+)
 
 __all__ = ["RunningServer", "serve"]
 
@@ -210,6 +220,7 @@ async def serve(
         ),
         server,
     )
+    trainer_pb2_grpc.add_TrainerServiceServicer_to_server(TrainerService(registry, catalog), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     for name in HEALTH_NAMES:
