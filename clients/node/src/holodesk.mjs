@@ -23,7 +23,12 @@ const TERMINAL = new Set(["done", "fail"]);
 
 export function loadContract(protoRoot = DEFAULT_PROTO_ROOT) {
   const definition = protoLoader.loadSync(
-    ["holodesk/v1/agent.proto", "holodesk/v1/control.proto", "holodesk/v1/computer.proto"],
+    [
+      "holodesk/v1/agent.proto",
+      "holodesk/v1/control.proto",
+      "holodesk/v1/computer.proto",
+      "holodesk/v1/trainer.proto",
+    ],
     {
       includeDirs: [protoRoot],
       keepCase: true, // field names exactly as in the .proto files
@@ -36,7 +41,7 @@ export function loadContract(protoRoot = DEFAULT_PROTO_ROOT) {
   return grpc.loadPackageDefinition(definition).holodesk.v1;
 }
 
-// Opens stubs for both services. `token` is sent as `authorization: Bearer` on every
+// Opens stubs for every service. `token` is sent as `authorization: Bearer` on every
 // call; `caCert` (PEM bytes) switches to TLS.
 export function connect(address, { token, caCert, protoRoot } = {}) {
   const v1 = loadContract(protoRoot);
@@ -57,11 +62,14 @@ export function connect(address, { token, caCert, protoRoot } = {}) {
     control: new v1.ControlService(address, credentials, options),
     // Drives desktops that `holodesk attach` lent (operator or admin role).
     computer: new v1.ComputerService(address, credentials, options),
+    // Changes a policy's weights while its sessions run (trainer or admin role).
+    trainer: new v1.TrainerService(address, credentials, options),
     metadata,
     close() {
       this.agent.close();
       this.control.close();
       this.computer.close();
+      this.trainer.close();
     },
   };
 }
