@@ -6,19 +6,26 @@ nothing) run on real engines in tests/engines/test_trainer_rpc.py."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 
 import grpc
 import pytest
 
+from holodesk.daemon.dialects import get_dialect
+from holodesk.daemon.engines.scripted import ScriptedEngine
+from holodesk.daemon.policies.base import Decision
+from holodesk.daemon.policies.model import ModelPolicy
 from holodesk.daemon.principals import Role
 from holodesk.daemon.rpc.credentials import new_token
-from holodesk.proto.v1 import trainer_pb2, trainer_pb2_grpc
+from holodesk.daemon.steps import StepContext
+from holodesk.proto.v1 import agent_pb2, trainer_pb2, trainer_pb2_grpc
 from tests.daemon.support import (
     GUARD_S,
     Daemon,
     bearer,
     holo,
+    make_frame,
     rich_status,
     running_daemon,
     scripted_policy,
@@ -142,3 +149,41 @@ async def test_an_update_during_shutdown_is_unavailable(tmp_path: Path) -> None:
             )
         assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
         assert "shutting down" in (caught.value.details() or "")
+
+
+class _WaitsOnAnUpdate(ModelPolicy):
+    """A scripted policy whose step takes as long as a weight update the test holds
+    (what an engine's step does in modes WAIT and ABORT)."""
+
+    def __init__(self, registry_ready: asyncio.Event, update_done: asyncio.Event) -> None:
+        super().__init__(get_dialect(), ScriptedEngine([CLICK]), name="waits")
+        self.thinking = registry_ready
+        self.update_done = update_done
+
+    async def decide(self, context: StepContext) -> Decision:
+        self.thinking.set()
+        await self.update_done.wait()
+        return await super().decide(context)
+
+
+@pytest.mark.parametrize("updating", [True, False])
+async def test_a_step_waiting_on_a_weight_update_is_not_timed_out(updating: bool) -> None:
+    """--step-timeout-s does not count the time a weight update took: a trainer's
+    push never ends a session. Without an update the same wait ends the step."""
+    thinking, update_done = asyncio.Event(), asyncio.Event()
+    policy = _WaitsOnAnUpdate(thinking, update_done)
+    async with running_daemon([policy], step_timeout_s=0.3) as daemon:
+        stream = daemon.stream()
+        await stream.start()
+        reply = asyncio.ensure_future(stream.observe(make_frame("f1")))
+        await asyncio.wait_for(thinking.wait(), GUARD_S)
+        pauses = daemon.running.registry.update_pauses
+        with pauses.pausing() if updating else contextlib.nullcontext():
+            await asyncio.sleep(0.8)
+            update_done.set()
+        step = await asyncio.wait_for(reply, GUARD_S)
+        if updating:
+            assert step.WhichOneof("event") == "actions", step
+        else:
+            assert step.ended.outcome == agent_pb2.SESSION_OUTCOME_FAILED
+            assert "step timeout" in step.ended.reason

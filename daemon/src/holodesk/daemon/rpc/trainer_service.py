@@ -127,11 +127,13 @@ class TrainerService(trainer_pb2_grpc.TrainerServiceServicer):
                 f"policy {policy.name}: another weight update is running; "
                 "send this one after it returns"
             )
+        started = time.monotonic()
         async with lock:
-            started = time.monotonic()
             log.info("policy %s: loading %s", policy.name, what)
             try:
-                update = await run(engine)
+                # Steps waiting on it are not timed meanwhile (step timeouts).
+                with self._registry.update_pauses.pausing():
+                    update = await run(engine)
             except WeightUpdateError as error:
                 log.warning("policy %s: update refused: %s", policy.name, error)
                 raise _status(policy.name, error) from error

@@ -25,6 +25,7 @@ from holodesk.daemon.errors import (
 )
 from holodesk.daemon.session.frame_memory import FrameMemory
 from holodesk.daemon.session.sessions import Session, SessionObserver
+from holodesk.daemon.session.update_pauses import UpdatePauses
 from holodesk.daemon.session.values import (
     Ending,
     SessionOutcome,
@@ -59,6 +60,8 @@ class SessionRegistry:
         self._per_principal: dict[str, int] = {}
         self._expiry: dict[str, asyncio.TimerHandle] = {}
         self.shutting_down = asyncio.Event()
+        # Weight updates under way or done (TrainerService): not counted by step timeouts.
+        self.update_pauses = UpdatePauses()
         self._empty = asyncio.Event()
         self._empty.set()
         # Called with each session as it leaves the registry, ended (ended, expired,

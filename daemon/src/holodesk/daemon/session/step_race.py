@@ -44,7 +44,8 @@ async def race(
     step_timeout: float | None = None,
 ) -> T:
     """The work's result, unless the session is cancelled, runs out of time (its
-    --max-session-s, or the step's --step-timeout-s), or the daemon stops first.
+    --max-session-s, or the step's --step-timeout-s, which does not count time spent
+    in weight updates: update_pauses.py), or the daemon stops first.
 
     A plain awaitable that lost is cancelled; a Task is left to its owner (the
     runner aborts the policy's work before it cancels the decide() task)."""
@@ -59,8 +60,20 @@ async def race(
     )
     if session_bound:
         timeout = max(0.0, session_left or 0.0)
+    paused_before = registry.update_pauses.total_s()
     try:
-        await asyncio.wait([job, *watchers], timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait(
+            [job, *watchers], timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+        )
+        while not done and not session_bound:
+            # A step timeout: extended by what weight updates took meanwhile.
+            credit = registry.update_pauses.total_s() - paused_before
+            if credit <= 0:
+                break
+            paused_before += credit
+            done, _ = await asyncio.wait(
+                [job, *watchers], timeout=credit, return_when=asyncio.FIRST_COMPLETED
+            )
     finally:
         for waiter in watchers:
             waiter.cancel()
