@@ -3,7 +3,9 @@
 Per step: the frame the policy saw, with its pointer actions drawn over it as
 SVG in the frame's own pixel coordinates (the SVG's viewBox is the frame size,
 so the drawing scales with the image), the model's thought, the actions with
-their results, timings, and the raw output in a collapsed <details>.
+their results, timings, the policy version that made it (when the daemon's
+weights change while sessions run: versions.py reads it), and the raw output in
+a collapsed <details>.
 
 Every recorded string is untrusted (a task, a web page's text echoed by the
 model) and goes through html.escape (report_words.e); nothing is ever interpolated
@@ -25,6 +27,7 @@ from holodesk.data.format import TextPart
 from holodesk.data.report_overlay import is_pointer, number_color, overlay
 from holodesk.data.report_words import describe, e
 from holodesk.data.stepview import FrameRef, Json, LoadedRecording, StepView
+from holodesk.data.versions import describe_versions, step_versions
 
 _OUTCOME_CLASS = {
     "succeeded": "good",
@@ -165,6 +168,11 @@ def _header(recording: LoadedRecording, steps: list[StepView]) -> str:
         note = f" ({e(manifest.reward_note)})" if manifest.reward_note else ""
         facts.append(("Reward", e(", ".join(shown)) + note))
     facts.append(("Policy", e(manifest.policy or "—")))
+    versions = describe_versions(
+        v for step in steps for v in step_versions(step.generation).versions
+    )
+    if versions:
+        facts.append(("Policy versions", e(versions)))
     if manifest.model:
         facts.append(("Model", e(manifest.model)))
     if manifest.dialect:
@@ -321,6 +329,9 @@ def _timing_table(step: StepView) -> str:
     tokens = generation.get("prompt_tokens")
     if isinstance(tokens, int) and tokens:
         rows.append(("prompt tokens", f"{tokens:,}"))
+    version = _version_text(step)
+    if version:
+        rows.append(("policy version", version))
     ran = [r.get("duration_ms") for r in step.results]
     total_ms = sum(int(d) for d in ran if isinstance(d, int | float))
     if step.results:
@@ -333,6 +344,20 @@ def _timing_table(step: StepView) -> str:
         return ""
     body = "".join(f"<tr><td>{e(k)}</td><td>{e(v)}</td></tr>" for k, v in rows)
     return f'<table class="timing">{body}</table>'
+
+
+def _version_text(step: StepView) -> str:
+    """The step's version as "v3 (its label)", plus which versions its tokens came
+    from when an update landed while it was sampled; "" when none was recorded."""
+    versions = step_versions(step.generation)
+    if not versions.known:
+        return ""
+    text = f"v{versions.policy_version}"
+    if versions.policy_label:
+        text += f" ({versions.policy_label})"
+    if versions.mixed:
+        text += f" · tokens from {describe_versions(versions.versions)}"
+    return text
 
 
 def _generation_details(step: StepView) -> str:

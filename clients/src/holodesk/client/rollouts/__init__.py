@@ -27,6 +27,7 @@ from holodesk.client.rollouts.runner import (
     as_reward,
     run_rollouts,
 )
+from holodesk.client.rollouts.staleness import RolloutStats, StaleAction
 from holodesk.client.rollouts.trajectory import Reward, RolloutTask, Trajectory, TrajectoryStep
 
 __all__ = [
@@ -37,7 +38,9 @@ __all__ = [
     "Reward",
     "RewardFunction",
     "RewardValue",
+    "RolloutStats",
     "RolloutTask",
+    "StaleAction",
     "Trajectory",
     "TrajectoryStep",
     "WebEnvironment",

@@ -7,6 +7,15 @@ one session at a time and is reset before each. Sessions are the same as
 shared gRPC channel. After each session the reward function, if any, scores
 the trajectory while the environment still shows its final state, and the
 reward goes to the daemon (ReportReward) for the session's recording.
+
+With `max_version_span`, a trajectory whose tokens came from policy versions
+further apart than that (the daemon's weights changed under it:
+staleness.py) is stale: `stale="flag"` keeps it with Trajectory.stale set,
+`stale="drop"` leaves it out of the returned list. Either way the session ran
+and is what it is: its reward is still scored and reported (its recording stays
+a complete record, and success rates over recordings stay unbiased), and
+on_trajectory still sees it, flagged, so a caller can log what it loses.
+`stats` counts both.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ from holodesk.client.outcome import SessionOutcome
 from holodesk.client.prompt import NoUserError
 from holodesk.client.rollouts.environments import Environment
 from holodesk.client.rollouts.rewards import RewardReporter
+from holodesk.client.rollouts.staleness import RolloutStats, StaleAction, check_bound, is_stale
 from holodesk.client.rollouts.trajectory import Reward, RolloutTask, Trajectory, TrajectoryStep
 from holodesk.client.safety import SafetySettings
 from holodesk.client.session import SessionOptions, run_session
@@ -72,9 +82,12 @@ async def run_rollouts(
     keep_frames: bool = False,
     options: SessionOptions = ROLLOUT_OPTIONS,
     on_trajectory: Callable[[Trajectory], None] | None = None,
+    max_version_span: int | None = None,
+    stale: StaleAction = "flag",
+    stats: RolloutStats | None = None,
 ) -> list[Trajectory]:
     """Roll out every task `n` times across `environments`; trajectories in task order
-    (the n samples of a task together).
+    (the n samples of a task together), less the stale ones with stale="drop".
 
     `server` is the daemon's address (a channel is opened with options.channel) or an
     open channel. `options` is the template for every session (policy, sampling,
@@ -82,7 +95,16 @@ async def run_rollouts(
     if they are not, and left running for the next call: the caller closes them.
     A failing environment makes its rollout an ERROR trajectory; a failing reward
     function propagates (and cancels the other rollouts).
+
+    `max_version_span` bounds staleness: a trajectory whose tokens came from policy
+    versions more than that far apart (Trajectory.version_span; 0: all from one
+    version; None: no bound) is flagged or dropped as `stale` says (see the module's
+    docstring for what a dropped one still does). `stats`, when given, is updated
+    as each rollout finishes: how many finished, were dropped, flagged, mixed
+    versions within a step, and the versions seen. Sampling(prompt_token_ids=True)
+    keeps each step's prompt ids in its generation, for a trainer.
     """
+    check_bound(max_version_span, stale)
     if n < 1:
         raise ValueError(f"n must be 1 or more, got {n}")
     if not environments:
@@ -103,7 +125,13 @@ async def run_rollouts(
     channel = open_channel(server, template.channel) if isinstance(server, str) else server
     try:
         await asyncio.gather(*(asyncio.to_thread(e.start) for e in environments))
-        rollout = _Rollouts(channel, template, reward, on_trajectory)
+        rollout = _Rollouts(
+            channel,
+            template,
+            reward,
+            on_trajectory,
+            _Staleness(max_version_span, stale, stats if stats is not None else RolloutStats()),
+        )
         free: asyncio.Queue[Environment] = asyncio.Queue()
         for environment in environments:
             free.put_nowait(environment)
@@ -117,10 +145,18 @@ async def run_rollouts(
 
         async with asyncio.TaskGroup() as group:
             running = [group.create_task(one(task, sample)) for task, sample in jobs]
-        return [r.result() for r in running]
+        finished = [r.result() for r in running]
+        return [t for t in finished if not (t.stale and stale == "drop")]
     finally:
         if isinstance(server, str):
             await channel.close()
+
+
+@dataclass(frozen=True)
+class _Staleness:
+    max_version_span: int | None
+    action: StaleAction
+    stats: RolloutStats
 
 
 class _Rollouts:
@@ -130,11 +166,13 @@ class _Rollouts:
         template: SessionOptions,
         reward: RewardFunction | None,
         on_trajectory: Callable[[Trajectory], None] | None,
+        staleness: _Staleness,
     ) -> None:
         self._channel = channel
         self._template = template
         self._reward = reward
         self._on_trajectory = on_trajectory
+        self._staleness = staleness
         self._reporter = RewardReporter(channel)
 
     async def run(self, task: RolloutTask, sample: int, environment: Environment) -> Trajectory:
@@ -153,6 +191,9 @@ class _Rollouts:
             return self._done(trajectory)
         try:
             trajectory = await self._session(task, sample, environment, backend, started_at)
+            # Before scoring: a reward function may treat a stale trajectory differently.
+            if is_stale(trajectory, self._staleness.max_version_span):
+                trajectory = replace(trajectory, stale=True)
             if self._reward is not None:
                 trajectory = await self._score(trajectory, environment, backend)
         finally:
@@ -217,6 +258,7 @@ class _Rollouts:
         return replace(trajectory, reward=reward, reward_recorded=recorded)
 
     def _done(self, trajectory: Trajectory) -> Trajectory:
+        self._staleness.stats.count(trajectory, self._staleness.action)
         if self._on_trajectory is not None:
             self._on_trajectory(trajectory)
         return trajectory

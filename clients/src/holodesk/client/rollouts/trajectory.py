@@ -1,5 +1,10 @@
 """The values of a rollout: what to do (RolloutTask), what happened (Trajectory),
-and what it was worth (Reward)."""
+and what it was worth (Reward).
+
+Every step says which policy version made it (the daemon's weights change while
+sessions run: TrainerService), so a trajectory knows the range of versions it was
+sampled from: what an off-policy trainer bounds (run_rollouts' `max_version_span`)
+and weights its importance ratios by."""
 
 from __future__ import annotations
 
@@ -58,6 +63,28 @@ class TrajectoryStep:
         """The completion the actions came from."""
         return None if self.generation is None else self.generation.chosen_completion
 
+    @property
+    def policy_version(self) -> int:
+        """The version that made the chosen completion (its newest where an update
+        landed while it was sampled); 0 for a policy without versions."""
+        return 0 if self.generation is None else self.generation.policy_version
+
+    @property
+    def policy_label(self) -> str:
+        return "" if self.generation is None else self.generation.policy_label
+
+    @property
+    def versions(self) -> frozenset[int]:
+        """Every version that sampled a token of this step, any candidate's (repair
+        calls included): empty for a policy without versions."""
+        return frozenset() if self.generation is None else self.generation.versions
+
+    @property
+    def mixed_versions(self) -> bool:
+        """The step's tokens came from more than one version: a completion sampled
+        across an update, or candidates (a repair call) on either side of one."""
+        return len(self.versions) > 1
+
 
 @dataclass(frozen=True)
 class Trajectory:
@@ -77,6 +104,9 @@ class Trajectory:
     reward: Reward | None = None
     # Whether the daemon wrote the reward into the session's recording.
     reward_recorded: bool = False
+    # Its steps span more versions than run_rollouts' `max_version_span` allowed
+    # (kept because the caller chose stale="flag", or handed to on_trajectory).
+    stale: bool = False
 
     @property
     def succeeded(self) -> bool:
@@ -92,3 +122,30 @@ class Trajectory:
                 return None
             total += completion.cumulative_logprob
         return total if self.steps else None
+
+    @property
+    def policy_versions(self) -> frozenset[int]:
+        """Every version that sampled a token of any step (empty without versions)."""
+        return frozenset().union(*(step.versions for step in self.steps))
+
+    @property
+    def min_policy_version(self) -> int | None:
+        """The oldest version any step's tokens came from; None without versions."""
+        return min(self.policy_versions, default=None)
+
+    @property
+    def max_policy_version(self) -> int | None:
+        """The newest version any step's tokens came from; None without versions."""
+        return max(self.policy_versions, default=None)
+
+    @property
+    def version_span(self) -> int:
+        """How many updates apart its oldest and newest tokens are (max - min): 0 for
+        a trajectory made by one version, or by a policy without versions."""
+        versions = self.policy_versions
+        return max(versions) - min(versions) if versions else 0
+
+    @property
+    def mixed_versions(self) -> bool:
+        """Some step's tokens came from more than one version (TrajectoryStep)."""
+        return any(step.mixed_versions for step in self.steps)
