@@ -15,6 +15,9 @@ real: ModelPolicy, the daemon, gRPC, the client, recordings, the live view.
 - `straddle_next()` makes the next sample straddle an update, as a KEEP-mode update
   landing mid-sample does: its first half by the serving version, the rest by the
   next one, which then serves.
+- `updates={call: "bump" | "straddle"}` does either before the engine's call number
+  `call` (0-based), for a test that cannot reach the engine between steps (one
+  driving `holodesk run`).
 - Each result carries prompt token ids made from the prompt itself (each text
   part's UTF-8 bytes, and IMAGE_TOKEN per image), so a test can tell they are this
   step's prompt.
@@ -23,9 +26,10 @@ real: ModelPolicy, the daemon, gRPC, the client, recordings, the live view.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Literal
 
 from holodesk.daemon.engines.base import (
     GenerationRequest,
@@ -49,10 +53,18 @@ IMAGE_TOKEN = 100_000
 
 
 class VersionedEngine(ScriptedEngine):
-    def __init__(self, outputs: Sequence[ScriptEntry], *, version: int = 1) -> None:
+    def __init__(
+        self,
+        outputs: Sequence[ScriptEntry],
+        *,
+        version: int = 1,
+        updates: Mapping[int, Literal["bump", "straddle"]] | None = None,
+    ) -> None:
         super().__init__(outputs)
         self._version = PolicyVersion(version, label=label_of(version))
         self._straddle = False
+        self._updates = dict(updates or {})
+        self._calls = 0
 
     @property
     def policy_version(self) -> PolicyVersion:
@@ -92,6 +104,12 @@ class VersionedEngine(ScriptedEngine):
         raise UpdateUnsupportedError("the test engine serves no adapters")
 
     async def generate(self, request: GenerationRequest) -> GenerationResult:
+        update = self._updates.get(self._calls)
+        self._calls += 1
+        if update == "bump":
+            self.bump()
+        elif update == "straddle":
+            self.straddle_next()
         result = await super().generate(request)
         samples = tuple(self._stamped(sample) for sample in result.all_samples)
         ids = prompt_ids(request)

@@ -6,6 +6,12 @@ outcome, in the order they happen, and nothing else on stdout. Every object has 
 "event" key; actions carry their fields as the client read them off the wire (points
 in frame pixels). JSON escapes every control character, so nothing the daemon says can
 act on a terminal that shows this stream.
+
+Each step says which policy version made it ("policy_version", its "policy_label",
+and "versions": every version that sampled a token of the step, several when the
+daemon's weights changed while it was sampled); the outcome lists every version of
+the session ("policy_versions"). Version 0 and empty lists: a policy without
+versions.
 """
 
 from __future__ import annotations
@@ -47,7 +53,16 @@ class JsonPrinter:
         self._emit("notice", kind=type(notice).__name__, **_fields(notice))
 
     def step(self, record: StepRecord) -> None:
-        self._emit("step", step=record.step, thought=record.thought, actions=len(record.actions))
+        generation = record.generation
+        self._emit(
+            "step",
+            step=record.step,
+            thought=record.thought,
+            actions=len(record.actions),
+            policy_version=generation.policy_version if generation else 0,
+            policy_label=generation.policy_label if generation else "",
+            versions=sorted(generation.versions) if generation else [],
+        )
         by_id = {result.action_id: result for result in record.results}
         for action in record.actions:
             result = by_id.get(action.action_id)
@@ -70,6 +85,9 @@ class JsonPrinter:
             session_id=outcome.session_id,
             status_code=outcome.status_code,
             recording=outcome.recording,
+            policy_versions=sorted(
+                {v for step in outcome.history if step.generation for v in step.generation.versions}
+            ),
         )
 
     def _emit(self, event: str, **fields: Any) -> None:

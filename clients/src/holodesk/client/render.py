@@ -20,6 +20,7 @@ from holodesk.client.events import (
     SafetyNotice,
     Started,
 )
+from holodesk.client.generation import Generation
 from holodesk.client.outcome import SessionOutcome, StepRecord
 from holodesk.client.shown import shown
 
@@ -84,6 +85,16 @@ def describe(action: a.Action) -> str:
     return f"unsupported action ({action.reason})"
 
 
+def version_tag(generation: Generation | None) -> str:
+    """A step's versions in a progress line: "v3" when the daemon's policy version 3
+    made it, "v2+v3" when its tokens came from both (an update landed while it was
+    sampled); "" without versions (a version 0 alone is a policy that has none)."""
+    versions = sorted(generation.versions) if generation is not None else []
+    if not versions or versions == [0]:
+        return ""
+    return "+".join(f"v{v}" for v in versions)
+
+
 def describe_result(result: a.ActionResult | None) -> str:
     if result is None:
         return "no result"
@@ -131,6 +142,9 @@ class Printer:
     def step(self, record: StepRecord) -> None:
         by_id = {r.action_id: r for r in record.results}
         label = f"step {record.step}"
+        tag = version_tag(record.generation)
+        if tag:
+            label += f" {tag}"
         if record.thought:
             self._progress(f"[dim]{label:<8}  thought: {escape(_short(record.thought, 120))}[/]")
             label = ""

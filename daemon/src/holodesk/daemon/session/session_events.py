@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from holodesk.daemon.actions import Action, ActionResult
 from holodesk.daemon.frames import EncodedFrame
+from holodesk.daemon.generation import StepGeneration
 from holodesk.daemon.policies.base import Decision
 from holodesk.proto.v1 import action_pb2, agent_pb2
 
@@ -40,12 +41,15 @@ class FrameTaken:
 
 @dataclass(frozen=True)
 class StepDecided:
-    """The policy decided a step: the actions sent (done/fail are in the ending)."""
+    """The policy decided a step: the actions sent (done/fail are in the ending), and
+    what the model generated (None for a policy without a model): which policy
+    version made the step, for the live view."""
 
     step: int
     thought: str
     note: str
     actions: tuple[Action, ...]
+    generation: StepGeneration | None = None
 
 
 @dataclass(frozen=True)

@@ -406,7 +406,9 @@ class Session:
         self.user_reply = ""
         self.operator_note = ""
         self.ending = ending if sent else None
-        self._notify(StepDecided(self.step, decision.thought, decision.note, sent))
+        self._notify(
+            StepDecided(self.step, decision.thought, decision.note, sent, decision.generation)
+        )
         return sent, ending
 
     def finish(self, ending: Ending) -> Ending:

@@ -31,6 +31,7 @@ from PIL import Image
 from holodesk.daemon import frame_pixels
 from holodesk.daemon.actions import ActionResult, describe
 from holodesk.daemon.frames import EncodedFrame
+from holodesk.daemon.generation import StepGeneration
 from holodesk.daemon.session.registry import SessionRegistry
 from holodesk.daemon.session.session_events import (
     FrameTaken,
@@ -65,6 +66,12 @@ class _Step:
     note: str
     actions: list[str]
     results: list[Message] = field(default_factory=list)
+    # Which policy version made it (0: a policy without versions), its label, and
+    # every version that sampled one of its tokens (two when an update landed
+    # while it was sampled): the weights change while sessions run.
+    policy_version: int = 0
+    policy_label: str = ""
+    versions: list[int] = field(default_factory=list)
 
     def to_json(self) -> Message:
         return {
@@ -73,6 +80,9 @@ class _Step:
             "note": self.note,
             "actions": self.actions,
             "results": self.results,
+            "policy_version": self.policy_version,
+            "policy_label": self.policy_label,
+            "versions": self.versions,
         }
 
 
@@ -164,11 +174,15 @@ class LiveHub:
             watched.frame = event.frame
             self._announce_frame(session.session_id, watched)
         elif isinstance(event, StepDecided):
+            generation = event.generation
             step = _Step(
                 event.step,
                 clip(event.thought, TEXT_CHARS),
                 clip(event.note, TEXT_CHARS),
                 [clip(describe(a.kind), TEXT_CHARS) for a in event.actions],
+                policy_version=generation.policy_version if generation else 0,
+                policy_label=clip(generation.policy_label, TEXT_CHARS) if generation else "",
+                versions=_versions(generation),
             )
             watched.steps.append(step)
             self._offer({"type": "step", "session_id": session.session_id, **step.to_json()})
@@ -312,6 +326,14 @@ def make_thumbnail(frame: EncodedFrame) -> bytes:
     out = io.BytesIO()
     image.save(out, "JPEG", quality=THUMBNAIL_QUALITY)
     return out.getvalue()
+
+
+def _versions(generation: StepGeneration | None) -> list[int]:
+    """Every version that sampled a token of the step, in order (any completion)."""
+    if generation is None:
+        return []
+    spans = {span.version for c in generation.completions for span in c.versions}
+    return sorted(spans or ({generation.policy_version} if generation.policy_version else set()))
 
 
 def _result_json(result: ActionResult) -> Message:

@@ -231,6 +231,20 @@ Alpine.data("liveView", () => ({
     return detail ? `${s.ended.outcome}: ${detail}` : s.ended.outcome;
   },
   stepLabel(st) { return `Step ${st.step}`; },
+  // The policy version that made the step (the daemon's weights change while
+  // sessions run); 0 is a policy without versions, shown as nothing.
+  hasVersion(st) { return (st.policy_version || 0) > 0; },
+  versionText(st) {
+    const versions = st.versions || [];
+    if (versions.length > 1) return versions.map((v) => `v${v}`).join("+");
+    return `v${st.policy_version}`;
+  },
+  versionTitle(st) {
+    const label = st.policy_label ? `policy ${st.policy_label}` : "policy version";
+    const versions = st.versions || [];
+    if (versions.length > 1) return `${label}: an update landed while this step was sampled`;
+    return label;
+  },
   newestFirst(s) { return [...s.steps].reverse(); },
   resultsText(st) {
     if (!st.results || st.results.length === 0) return "";
