@@ -254,6 +254,18 @@ def test_missing_and_extra_tensors_are_named(tmp_path: Path) -> None:
         check_same_model(serving, candidate)
 
 
+def test_extra_tensors_allowed_where_the_engine_checks_them(tmp_path: Path) -> None:
+    serving = read_checkpoint(write_model(tmp_path / "serving"))
+    weights = {**BASE, "layers.0.k_proj.weight": np.zeros((8, 8), dtype=np.float32)}
+    candidate = read_checkpoint(write_model(tmp_path / "c", weights))
+    check_same_model(serving, candidate, allow_extra=True)
+    missing = read_checkpoint(
+        write_model(tmp_path / "m", {n: v for n, v in weights.items() if n != "embed.weight"})
+    )
+    with refused(r"/m is not the serving model: 1 tensors missing \(embed\.weight\)$"):
+        check_same_model(serving, missing, allow_extra=True)
+
+
 def test_many_missing_tensors_name_a_few(tmp_path: Path) -> None:
     many = {f"layers.{i}.w": np.zeros(2, dtype=np.float32) for i in range(9)}
     serving = read_checkpoint(write_model(tmp_path / "serving", many))

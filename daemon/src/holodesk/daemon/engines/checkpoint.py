@@ -194,7 +194,9 @@ def read_safetensors_header(file: Path) -> dict[str, TensorInfo]:
     return tensors
 
 
-def check_same_model(serving: Checkpoint, candidate: Checkpoint) -> None:
+def check_same_model(
+    serving: Checkpoint, candidate: Checkpoint, *, allow_extra: bool = False
+) -> None:
     """Refuse a candidate that is not the serving model with other values: another
     architecture, tensors missing or extra, another shape (CheckpointInvalidError
     naming the first differences).
@@ -202,6 +204,11 @@ def check_same_model(serving: Checkpoint, candidate: Checkpoint) -> None:
     A different dtype is allowed: trainers commonly save float32 (or their mixed
     precision's master weights) for a model served in bfloat16, and every engine
     casts to its own dtype on load, as it did when it started.
+
+    `allow_extra`: tensors the serving checkpoint lacks are not refused here, for an
+    engine whose loader refuses itself those the model has no place for. Why: a
+    trainer's `save_pretrained` writes every parameter of the model, including
+    those the original checkpoint lacked and the model initialised at load.
     """
     if (
         serving.architecture is not None
@@ -213,7 +220,7 @@ def check_same_model(serving: Checkpoint, candidate: Checkpoint) -> None:
             f"the serving model is {serving.architecture}"
         )
     missing = [name for name in serving.tensors if name not in candidate.tensors]
-    extra = [name for name in candidate.tensors if name not in serving.tensors]
+    extra = [] if allow_extra else [n for n in candidate.tensors if n not in serving.tensors]
     if missing or extra:
         parts = []
         if missing:
