@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,13 +34,20 @@ from typing import TYPE_CHECKING, Literal
 from holodesk.data.export_rows import examples, skipped_steps, why_no_rows
 from holodesk.data.format import OUTCOMES, RecordingError
 from holodesk.data.stepview import Json, LoadedRecording
+from holodesk.data.trainer_export import write_trainer_parquet
+from holodesk.data.trainer_rows import Skip
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-ExportFormat = Literal["jsonl", "parquet"]
-FORMATS: tuple[ExportFormat, ...] = ("jsonl", "parquet")
-DATASET_FILES: dict[ExportFormat, str] = {"jsonl": "data.jsonl", "parquet": "data.parquet"}
+# jsonl and parquet: SFT prompt/response pairs; trainer: token rows for RL (trainer_rows.py).
+ExportFormat = Literal["jsonl", "parquet", "trainer"]
+FORMATS: tuple[ExportFormat, ...] = ("jsonl", "parquet", "trainer")
+DATASET_FILES: dict[ExportFormat, str] = {
+    "jsonl": "data.jsonl",
+    "parquet": "data.parquet",
+    "trainer": "trainer.parquet",
+}
 
 
 class ExportError(RecordingError):
@@ -89,6 +97,8 @@ class ExportSummary:
     recordings: int = 0
     # (recording id, why it or a step of it was left out)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    # The trainer format's steps and completions left out, counted by reason.
+    skip_counts: Counter[Skip] = field(default_factory=Counter)
 
 
 def export(
@@ -109,16 +119,19 @@ def export(
     if dataset.exists() and not overwrite:
         raise ExportError(f"{dataset} exists; pass overwrite (--overwrite) to replace it")
     summary = ExportSummary(dataset)
-    kept = _kept(paths, selection, summary)
+    # The SFT formats name each step they leave out; the trainer format counts them.
+    kept = _kept(paths, selection, summary, name_steps=export_format != "trainer")
     if export_format == "jsonl":
         _write_jsonl(kept, dataset, summary, on_recording)
-    else:
+    elif export_format == "parquet":
         _write_parquet(kept, dataset, summary, on_recording)
+    else:
+        _write_trainer(kept, dataset, summary, on_recording)
     return summary
 
 
 def _kept(
-    paths: Sequence[Path], selection: ExportFilter, summary: ExportSummary
+    paths: Sequence[Path], selection: ExportFilter, summary: ExportSummary, *, name_steps: bool
 ) -> Iterator[LoadedRecording]:
     for path in paths:
         try:
@@ -132,8 +145,9 @@ def _kept(
             summary.skipped.append((recording.recording_id, reason))
             continue
         summary.recordings += 1
-        for step, why in skipped_steps(recording):
-            summary.skipped.append((recording.recording_id, f"step {step}: {why}"))
+        if name_steps:
+            for step, why in skipped_steps(recording):
+                summary.skipped.append((recording.recording_id, f"step {step}: {why}"))
         yield recording
 
 
@@ -218,13 +232,10 @@ def _write_parquet(
     summary: ExportSummary,
     on_recording: Callable[[LoadedRecording, int], None] | None,
 ) -> None:
-    try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise ExportError(
-            "Parquet export needs pyarrow: install holodesk-data[parquet] (or use jsonl)"
-        ) from None
+    _need_pyarrow()
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     schema = parquet_schema()
     temporary = dataset.with_name(f".{dataset.name}.tmp")
     seen: set[str] = set()
@@ -263,3 +274,38 @@ def _parquet_message(message: Json) -> Json:
         "tool_calls": message.get("tool_calls") or None,
         "tool_call_id": message.get("tool_call_id") or None,
     }
+
+
+def _need_pyarrow() -> None:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise ExportError(
+            "Parquet export needs pyarrow: install holodesk-data[parquet] (or use jsonl)"
+        ) from None
+
+
+def _write_trainer(
+    recordings: Iterable[LoadedRecording],
+    dataset: Path,
+    summary: ExportSummary,
+    on_recording: Callable[[LoadedRecording, int], None] | None,
+) -> None:
+    _need_pyarrow()
+
+    def heard(recording: LoadedRecording, rows: int, skips: Counter[Skip]) -> None:
+        if rows == 0:
+            summary.skipped.append((recording.recording_id, why_no_trainer_rows(skips)))
+        if on_recording is not None:
+            on_recording(recording, rows)
+
+    summary.rows, summary.images = write_trainer_parquet(
+        recordings, dataset, summary.skip_counts, heard
+    )
+
+
+def why_no_trainer_rows(skips: Counter[Skip]) -> str:
+    """Why a recording gave no trainer rows: its own skips, counted."""
+    if not skips:
+        return "no rows: no model step was recorded"
+    return "no rows: " + "; ".join(f"{count} {skip}" for skip, count in sorted(skips.items()))

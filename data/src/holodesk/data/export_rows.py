@@ -186,11 +186,21 @@ def _dataset_image(recording: LoadedRecording, part: ImagePart) -> DatasetImage:
     frame = recording.frames.get(part.frame_id)
     if frame is None:
         raise _SkipStepError(f"the prompt's frame {part.frame_id!r} was not recorded")
-    stem = _safe(f"{recording.recording_id}-{frame.path.stem}")
     seen = (part.width, part.height)
     if part.width <= 0 or part.height <= 0 or seen == (frame.width, frame.height):
+        return dataset_image(recording, frame, None)
+    return dataset_image(recording, frame, seen)
+
+
+def dataset_image(
+    recording: LoadedRecording, frame: FrameRef, resize: tuple[int, int] | None
+) -> DatasetImage:
+    """A recorded frame as a dataset image, resized to `resize` (None: as recorded),
+    under the name every export gives it (one name per recording, frame and size)."""
+    stem = _safe(f"{recording.recording_id}-{frame.path.stem}")
+    if resize is None:
         return DatasetImage(f"{IMAGES_DIR}/{stem}{frame.path.suffix}", frame, None)
-    return DatasetImage(f"{IMAGES_DIR}/{stem}-{part.width}x{part.height}.png", frame, seen)
+    return DatasetImage(f"{IMAGES_DIR}/{stem}-{resize[0]}x{resize[1]}.png", frame, resize)
 
 
 def _safe(name: str) -> str:

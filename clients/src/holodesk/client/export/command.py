@@ -1,4 +1,5 @@
-"""`holodesk export RECORDINGS... --out DIR`: recordings -> an SFT dataset (JSONL or Parquet)."""
+"""`holodesk export RECORDINGS... --out DIR`: recordings -> an SFT dataset (JSONL or Parquet),
+or the token rows an RL trainer reads (--format trainer)."""
 
 from __future__ import annotations
 
@@ -52,8 +53,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--format",
         choices=FORMATS,
         default="jsonl",
-        help="jsonl: data.jsonl + images/; parquet: data.parquet with the images embedded "
-        "(needs holodesk-data[parquet]) (default: %(default)s)",
+        help="jsonl: data.jsonl + images/; parquet: data.parquet with the images embedded; "
+        "trainer: trainer.parquet, one row per sampled completion with its prompt and "
+        "completion token ids, sampling logprobs, loss mask, policy version and images, for "
+        "an RL trainer (parquet and trainer need holodesk-data[parquet]) (default: %(default)s)",
     )
     parser.add_argument(
         "--outcome",
@@ -119,6 +122,8 @@ def run(args: argparse.Namespace) -> int:
         return command_error("export", error, ExitCode.FAILED)
     for recording_id, why in summary.skipped:
         print(shown(f"  skipped {recording_id}: {why}"), file=sys.stderr)
+    for skip, count in sorted(summary.skip_counts.items()):
+        print(shown(f"  skipped {count} {skip}"), file=sys.stderr)
     print(
         f"{summary.rows} row(s) from {summary.recordings} of {len(paths)} recording(s), "
         f"{summary.images} image(s) -> {summary.dataset}",
@@ -133,11 +138,12 @@ def _flat(groups: list[list[str]] | None) -> frozenset[str]:
 
 COMMAND = Command(
     name="export",
-    help="turn recordings into a training dataset (prompt/response pairs)",
+    help="turn recordings into a training dataset (prompt/response pairs, or RL token rows)",
     description=(
         "Write one row per recorded model step: the prompt as the engine got it and the "
         f"chosen completion, as chat messages with images ({DATASET_FILES['jsonl']} + "
-        f"images/, or {DATASET_FILES['parquet']})."
+        f"images/, or {DATASET_FILES['parquet']}); with --format trainer, one row per "
+        f"sampled completion as token ids for an RL trainer ({DATASET_FILES['trainer']})."
     ),
     configure=configure,
     run=run,
