@@ -177,3 +177,62 @@ async def test_an_unwritable_record_dir_never_stops_the_agent(
     outcome = await run_session(server.target, "greet", backend, options)
     assert outcome.outcome is Outcome.SUCCEEDED
     assert outcome.recording == ""
+
+
+async def test_a_last_step_that_sent_no_actions_keeps_its_generation(
+    daemon: Daemon, backend: fake.FakeBackend, tmp_path: Path
+) -> None:
+    """A model step with only a done ends the session at once: its generation (tokens,
+    logprobs, policy version, prompt ids) comes in SessionEnded, and the client's
+    recording keeps it as that step's unsent actions event, as the daemon's does."""
+    generation = agent_pb2.Generation(
+        completions=[
+            agent_pb2.Completion(
+                text='{"action": "answer"}',
+                token_ids=[5, 6, 7],
+                token_logprobs=[-0.5, -0.25, -0.125],
+                cumulative_logprob=-0.875,
+                parsed=True,
+                versions=[
+                    agent_pb2.VersionSpan(version=3, start=0, end=1),
+                    agent_pb2.VersionSpan(version=4, start=1, end=3),
+                ],
+            )
+        ],
+        policy_version=4,
+        policy_label="step-40",
+        prompt_token_ids=[1, 2, 3, 4],
+    )
+
+    async def script(conv: Conversation) -> None:
+        frame = await conv.open(DEFAULT_SPEC)
+        await conv.send(
+            agent_pb2.RunSessionResponse(
+                actions=agent_pb2.Actions(step=1, actions=[click("a1", frame.frame_id, 5, 5)])
+            )
+        )
+        await conv.recv_observation()
+        ended = agent_pb2.SessionEnded(
+            outcome=agent_pb2.SESSION_OUTCOME_SUCCEEDED,
+            answer="ok",
+            steps=2,
+            generation=generation,
+        )
+        await conv.send(agent_pb2.RunSessionResponse(ended=ended))
+
+    server = daemon(script)
+    options = SessionOptions(safety=OPTIONS.safety, record_dir=tmp_path)
+    outcome = await run_session(server.target, "answer", backend, options)
+    assert outcome.outcome is Outcome.SUCCEEDED
+
+    steps = Recording.open(outcome.recording).steps()
+    assert [s.step for s in steps] == [1, 2]
+    last = steps[-1].actions
+    assert last is not None
+    assert last.message["sent"] is False
+    assert last.message["generation"] == json_format.MessageToDict(
+        generation, preserving_proto_field_name=True
+    )
+    # It was decided on the frame sent after step 1's results.
+    assert steps[-1].frame is not None
+    assert last.frame_id == steps[-1].frame.frame_id

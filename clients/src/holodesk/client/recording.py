@@ -82,6 +82,8 @@ class SessionTape(Protocol):
 
     def observation(self, observation: agent_pb2.Observation) -> None: ...
 
+    def ended(self, message: agent_pb2.SessionEnded, frame_id: str) -> None: ...
+
     async def finish(
         self, outcome: Outcome, answer: str, reason: str, steps: int
     ) -> Path | None: ...
@@ -100,6 +102,9 @@ class NoRecording:
         pass
 
     def observation(self, observation: agent_pb2.Observation) -> None:
+        pass
+
+    def ended(self, message: agent_pb2.SessionEnded, frame_id: str) -> None:
         pass
 
     async def finish(self, outcome: Outcome, answer: str, reason: str, steps: int) -> Path | None:
@@ -199,6 +204,17 @@ class ClientRecorder:
                 step, [_as_dict(action_pb2.ActionResult.FromString(r)) for r in raws], reply
             )
         )
+
+    def ended(self, message: agent_pb2.SessionEnded, frame_id: str) -> None:
+        """A last step with nothing to execute (only done or fail) sent no Actions: its
+        generation came with the ending. Written as that step's actions event, unsent,
+        as the daemon's recording writes it, so its tokens and versions are kept."""
+        step = int(message.steps)
+        if not message.HasField("generation") or step <= self._step:
+            return
+        self._step = step
+        body = {"step": step, "generation": _as_dict(message.generation), "sent": False}
+        self._submit(lambda writer: writer.write_actions(step, body, frame_id=frame_id))
 
     async def finish(self, outcome: Outcome, answer: str, reason: str, steps: int) -> Path | None:
         """Writes the ending and waits for every write; the recording's path, if any."""

@@ -245,7 +245,7 @@ class _Session:
         await stream.write(start)
         first = await stream.next()
         if first.WhichOneof("event") == "ended":
-            return convert.ended_from_pb(first.ended)
+            return self._ended(first.ended)
         if first.WhichOneof("event") != "started":
             raise ProtocolError(f"expected 'started', the daemon sent {_kind(first)!r}")
         started = convert.started_from_pb(first.started)
@@ -265,7 +265,7 @@ class _Session:
         while True:
             event = await stream.next()
             if event.WhichOneof("event") == "ended":
-                return convert.ended_from_pb(event.ended)
+                return self._ended(event.ended)
             if event.WhichOneof("event") != "actions":
                 raise ProtocolError(
                     f"expected 'actions' or 'ended', the daemon sent {_kind(event)!r}"
@@ -296,7 +296,7 @@ class _Session:
                         f"expected 'ended' after {type(report.control).__name__.lower()}, "
                         f"the daemon sent {_kind(final)!r}"
                     )
-                return convert.ended_from_pb(final.ended)
+                return self._ended(final.ended)
             await stream.write(self._observation(results, await self._capture(capturer), reply))
 
     async def _ended_by_daemon(self, stream: SessionStream) -> Ended:
@@ -304,7 +304,14 @@ class _Session:
         while True:
             event = await stream.next()  # ProtocolError if it closed without one
             if event.WhichOneof("event") == "ended":
-                return convert.ended_from_pb(event.ended)
+                return self._ended(event.ended)
+
+    def _ended(self, message: agent_pb2.SessionEnded) -> Ended:
+        """The daemon's verdict; its last step's generation, if it carries one, is
+        recorded (that step sent no Actions)."""
+        ended = convert.ended_from_pb(message)
+        self._tape.ended(message, self._last_frame.frame_id if self._last_frame else "")
+        return ended
 
     async def _answer_resume(
         self, stream: SessionStream, started: Started, capturer: FrameCapturer
