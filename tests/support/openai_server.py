@@ -17,6 +17,13 @@ A request with `n` gets n choices (`answer` is asked once per choice); one with
 `logprobs` gets OpenAI's `logprobs.content`, one entry per character of the
 text as a token, with logprob -(i + 1) / 100 for the i-th character ("token_id:N",
 N the code point, as token with vLLM's `return_tokens_as_token_ids`).
+
+With `weight_version` set it also serves vLLM's dev routes GET /weight_info
+({"weight_version": ...}) and POST /update_weight_version ({"new_version": ...}), at
+the server's root as vLLM does with VLLM_SERVER_DEV_MODE=1; unset, /weight_info is a
+404, as on a vLLM without that mode. `weight_info_script` scripts its failures (a
+Reply's status and delay), and an `answer` may change `weight_version` while its
+request runs. `served_as` is the `model` an answer names (default: the one asked).
 """
 
 from __future__ import annotations
@@ -94,6 +101,8 @@ class OpenAIServer:
         hold_until: int | None = None,
         usage: tuple[int, int] = (42, 7),
         port: int = 0,
+        weight_version: str | None = None,
+        served_as: str | None = None,
     ) -> None:
         """`hold_until`: hold every answer until that many requests are in flight at once.
         `port`: where to listen (0: any free port; a set one lets a test start the
@@ -111,6 +120,13 @@ class OpenAIServer:
         self.inflight = 0
         self.max_inflight = 0
         self.disconnects = 0
+        self.weight_version = weight_version
+        self.weight_info_script: deque[Reply] = deque()
+        self.weight_info_seen = 0
+        self.weight_info_inflight = 0
+        self.weight_info_max_inflight = 0
+        self.weight_info_delay_s = 0.0
+        self.served_as = served_as
         self._released = False
         self._changed = asyncio.Condition()
         self._stopping = asyncio.Event()
@@ -125,6 +141,8 @@ class OpenAIServer:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_get("/v1/models", self._list_models)
         app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_get("/weight_info", self._weight_info)
+        app.router.add_post("/update_weight_version", self._update_weight_version)
         # handler_cancellation: a handler is cancelled when its client hangs up,
         # which is how the tests see an abort reach the server.
         self._runner = web.AppRunner(
@@ -184,6 +202,28 @@ class OpenAIServer:
             return _error(step.status, step.error, step.headers)
         data = [{"id": m, "object": "model", "owned_by": "holodesk-tests"} for m in self.models]
         return web.json_response({"object": "list", "data": data})
+
+    async def _weight_info(self, request: web.Request) -> web.Response:
+        self.weight_info_seen += 1
+        self.weight_info_inflight += 1
+        self.weight_info_max_inflight = max(
+            self.weight_info_max_inflight, self.weight_info_inflight
+        )
+        try:
+            step = self.weight_info_script.popleft() if self.weight_info_script else Reply()
+            await asyncio.sleep(step.delay_s or self.weight_info_delay_s)
+            if step.status != 200:
+                return _error(step.status, step.error, step.headers)
+            if self.weight_version is None:
+                return web.json_response({"detail": "Not Found"}, status=404)
+            return web.json_response({"weight_version": self.weight_version})
+        finally:
+            self.weight_info_inflight -= 1
+
+    async def _update_weight_version(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        self.weight_version = str(body["new_version"])
+        return web.json_response({"success": True, "new_version": self.weight_version})
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         peer = self._peer(request)
@@ -247,7 +287,7 @@ class OpenAIServer:
                 "id": f"chatcmpl-{len(self.seen)}",
                 "object": "chat.completion",
                 "created": int(time.time()),
-                "model": body["model"],
+                "model": self.served_as or body["model"],
                 # Reversed: the index, not the order, says which choice is which.
                 "choices": choices[::-1],
                 "usage": {

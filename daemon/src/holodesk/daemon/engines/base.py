@@ -221,6 +221,10 @@ class GenerationResult:
     # The prompt as token ids exactly as the model saw them (image placeholders
     # included); empty from an engine that gives none (a remote server).
     prompt_token_ids: tuple[int, ...] = ()
+    # What the serving weights are called, from an engine that is not an
+    # UpdatableEngine but can ask its server (engines/remote_version.py); the
+    # samples' versions carry the number.
+    policy_label: str = ""
 
     @classmethod
     def of(

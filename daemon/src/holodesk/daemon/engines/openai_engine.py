@@ -20,6 +20,9 @@ daemons together.
   and SGLang abort a request whose client went away, so no GPU time is wasted.
 - No streaming: the daemon needs the whole answer before it can act, so one
   non-streamed answer per step costs less (one response, no per-token events).
+- Each sample is stamped with the policy version the server reports
+  (engines/remote_version.py: vLLM's /weight_info, else the served model name):
+  the trainer updates the server itself, so the server is the one that knows.
 """
 
 from __future__ import annotations
@@ -45,6 +48,13 @@ from holodesk.daemon.engines.openai_wire import (
     listed_models,
     parse_completion,
     snippet,
+)
+from holodesk.daemon.engines.remote_version import (
+    FRESH_S,
+    RETRY_S,
+    RemoteVersions,
+    VersionSource,
+    weight_info_url,
 )
 
 log = logging.getLogger(__name__)
@@ -86,6 +96,11 @@ class OpenAIEngine:
         extra_body: Mapping[str, Any] | None = None,
         start_timeout_s: float = 0.0,
         http2: bool = False,
+        version_source: VersionSource | str = VersionSource.AUTO,
+        version_url: str | None = None,
+        version_pattern: str | None = None,
+        version_fresh_s: float = FRESH_S,
+        version_retry_s: float = RETRY_S,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
         """`base_url` is the API root, as for the openai SDK: http://host:8000/v1.
@@ -95,6 +110,12 @@ class OpenAIEngine:
         out of command lines). `timeout_s` bounds the wait for an answer,
         `start_timeout_s` how long start() keeps trying a server that is not up
         yet (0: once). `sleep` is how retries wait (tests record the pauses).
+        `version_source` says where each step's policy version comes from
+        (engines/remote_version.py), `version_url` where vLLM's /weight_info is
+        when not beside `base_url`'s /v1, `version_pattern` how to read a number
+        out of a label that is not one; `version_fresh_s` how old a read may be
+        to stand for "before this request", `version_retry_s` how long a failed
+        /weight_info is left alone.
         """
         self.base_url = _check_base_url(base_url)
         self.model = model or None
@@ -127,6 +148,18 @@ class OpenAIEngine:
             http2=http2,
             # Proxies from the environment would silently reroute cluster traffic.
             trust_env=False,
+        )
+        self.versions = RemoteVersions(
+            self._client,
+            version_source,
+            (
+                _check_base_url(version_url, "version_url", "http://host:8000/weight_info")
+                if version_url
+                else weight_info_url(self.base_url)
+            ),
+            pattern=version_pattern,
+            fresh_s=version_fresh_s,
+            retry_s=version_retry_s,
         )
         self._inflight: dict[str, asyncio.Task[GenerationResult]] = {}
         self._closed = False
@@ -162,7 +195,13 @@ class OpenAIEngine:
             self.model = served[0]
         elif self.model not in served:
             raise EngineError(f"{self.models_url} does not serve {self.model!r}; it has {served}")
-        log.info("openai engine: %s serves %s", self.base_url, self.model)
+        await self.versions.start()
+        log.info(
+            "openai engine: %s serves %s (policy version from: %s)",
+            self.base_url,
+            self.model,
+            self.versions.source,
+        )
 
     async def generate(self, request: GenerationRequest) -> GenerationResult:
         if self._closed:
@@ -201,6 +240,7 @@ class OpenAIEngine:
             task.cancel()
         if tasks:
             await asyncio.wait(tasks)
+        self.versions.close()
         await self._client.aclose()
 
     async def _complete(self, request: GenerationRequest) -> GenerationResult:
@@ -222,13 +262,16 @@ class OpenAIEngine:
                 "X-Request-Id": f"{request.request_id}#{attempt}",
             }
             retry_after: float | None = None
+            before = await self.versions.before()
             try:
                 response = await self._client.post(self.chat_url, content=body, headers=headers)
             except _TRANSIENT as exc:
                 failure = f"POST {self.chat_url} failed: {_describe(exc)}"
             else:
                 if response.status_code == 200:
-                    return _result(response, request.logprobs, request.tools is not None)
+                    answered_at = time.monotonic()
+                    result, served = _result(response, request.logprobs, request.tools is not None)
+                    return await self.versions.stamp(result, before, answered_at, served or model)
                 message = error_message(response.text)
                 failure = f"{self.chat_url} answered {response.status_code}: {message}"
                 if not is_retryable_status(response.status_code):
@@ -275,12 +318,15 @@ class _NotUpYetError(Exception):
     """start() found the server not (yet) up: worth another look until the deadline."""
 
 
-def _result(response: httpx.Response, logprobs: bool, tools: bool) -> GenerationResult:
+def _result(response: httpx.Response, logprobs: bool, tools: bool) -> tuple[GenerationResult, str]:
+    """The answer, and the model it says served it ("" when it does not say)."""
     try:
         payload = response.json()
     except ValueError as exc:
         raise EngineError(f"the server answered non-JSON: {snippet(response.text)}") from exc
-    return parse_completion(payload, logprobs=logprobs, tools=tools)
+    result = parse_completion(payload, logprobs=logprobs, tools=tools)
+    served = payload.get("model") if isinstance(payload, dict) else None
+    return result, served if isinstance(served, str) else ""
 
 
 def _describe(exc: httpx.HTTPError) -> str:
@@ -288,11 +334,13 @@ def _describe(exc: httpx.HTTPError) -> str:
     return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
 
 
-def _check_base_url(base_url: str) -> str:
+def _check_base_url(
+    base_url: str, what: str = "base_url", like: str = "http://host:8000/v1"
+) -> str:
     url = base_url.strip().rstrip("/")
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"base_url {base_url!r} is not an http(s) URL like http://host:8000/v1")
+        raise ValueError(f"{what} {base_url!r} is not an http(s) URL like {like}")
     return url
 
 
@@ -342,6 +390,9 @@ def engine_from_options(options: Mapping[str, str]) -> OpenAIEngine:
         structured_output=options.get("structured_output") or StructuredOutput.RESPONSE_FORMAT,
         extra_body=extra,
         start_timeout_s=_number(options, "start_timeout_s", START_TIMEOUT_S),
+        version_source=options.get("version_source") or VersionSource.AUTO,
+        version_url=options.get("version_url") or None,
+        version_pattern=options.get("version_pattern") or None,
     )
 
 

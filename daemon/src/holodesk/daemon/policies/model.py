@@ -173,7 +173,7 @@ class ModelPolicy:
                     (Fail(reason),), attempts=attempt + 1, generation=record.generation()
                 )
             record.engine_seconds += time.perf_counter() - started
-            record.called(messages, result, self._serving_label())
+            record.called(messages, result, self._serving_label(result))
             first_error: DialectParseError | None = None
             for sample in result.all_samples:
                 try:
@@ -243,12 +243,15 @@ class ModelPolicy:
         self._ready = False
         await self.engine.close()
 
-    def _serving_label(self) -> tuple[int, str]:
-        """The engine's serving version and its label ((0, "") without versions)."""
+    def _serving_label(self, result: GenerationResult) -> tuple[int, str]:
+        """The engine's serving version and its label ((0, "") without versions); an
+        engine that cannot be updated but asks its server (openai) puts the label on
+        its result, for the newest version of its samples."""
         if isinstance(self.engine, UpdatableEngine):
             version = self.engine.policy_version
             return version.number, version.label
-        return 0, ""
+        newest = max((v.version for s in result.all_samples for v in s.versions), default=0)
+        return newest, result.policy_label
 
     def _model_images(
         self, context: StepContext

@@ -127,6 +127,10 @@ register_policy(
             "start_timeout_s": "how long to wait for the server to come up (default 120)",
             "structured_output": "response_format (default), guided_json (old vLLM) or none",
             "extra_body": "JSON object merged into every request body (e.g. top_k)",
+            "version_source": "where each step's policy version comes from: auto (default: "
+            "vLLM's /weight_info if served, else the model name), weight_info, model, off",
+            "version_url": "where /weight_info is (default: beside base_url's /v1)",
+            "version_pattern": "regex reading the version number from a label (step-(\\d+))",
         },
     )
 )
