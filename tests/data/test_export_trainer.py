@@ -370,3 +370,26 @@ async def test_a_damaged_frame_file_gives_no_row_for_the_steps_that_show_it(
         f"step(s): {FRAME_UNREADABLE}": 2,
     }
     assert [r["step"] for r in read_rows(summary.dataset)] == [1, 1]
+
+
+DOC = Path(__file__).parents[2] / "docs" / "recordings-export-report-replay.md"
+
+
+async def test_the_documented_schema_is_the_written_one() -> None:
+    """Every column of the docs' table, with its type, is the Parquet schema's."""
+    lines = DOC.read_text(encoding="utf-8").splitlines()
+    table = lines[lines.index("| column | type | |") + 2 :]
+    documented: dict[str, str] = {}
+    for line in table:
+        if not line.startswith("| "):
+            break
+        names, types = line.split(" | ")[:2]
+        columns = re.findall(r"`([^`]+)`", names.removeprefix("| "))
+        kinds = re.findall(r"`([^`]+)`", types)
+        kinds = kinds if len(kinds) == len(columns) else kinds * len(columns)
+        documented.update(zip(columns, kinds, strict=True))
+    written = {
+        f.name: str(f.type).replace("item: ", "").replace("double", "float64")
+        for f in trainer_schema()
+    }
+    assert documented == written
