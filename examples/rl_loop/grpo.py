@@ -388,12 +388,8 @@ def grpo_update(
 
     started = time.perf_counter()
     groups = {s.group for s in samples}
-    sizes = {len({s.trajectory for s in samples if s.group == g}) for g in groups}
-    if len(sizes) != 1 or min(sizes) < 2:
-        raise ValueError(
-            f"GRPO needs the same number (2 or more) of trajectories per task, got {sorted(sizes)}"
-        )
-    per_task = sizes.pop()
+    if not any(len({s.trajectory for s in samples if s.group == g}) > 1 for g in groups):
+        raise ValueError("GRPO needs a task rolled out 2 or more times; no group has 2")
     model = AutoModelForImageTextToText.from_pretrained(
         str(policy), trust_remote_code=True, dtype=torch.float32
     )
@@ -403,8 +399,10 @@ def grpo_update(
         fields: dict[str, Any] = {
             "output_dir": scratch,
             "learning_rate": learning_rate,
-            "num_generations": per_task,
-            "per_device_train_batch_size": per_task * len(groups),
+            # TRL's sampler repeats each task row num_generations times; the rows only
+            # name groups (each group's trajectories come from the export), so 2 does.
+            "num_generations": 2,
+            "per_device_train_batch_size": 2 * len(groups),
             "gradient_accumulation_steps": 1,
             "steps_per_generation": 1,
             "max_steps": 1,
@@ -493,3 +491,87 @@ def _serving_shapes(serving: Path) -> dict[str, tuple[int, ...]]:
             for name in handle.keys():  # noqa: SIM118 (a safetensors handle, not a dict)
                 shapes[name] = tuple(handle.get_slice(name).get_shape())
     return shapes
+
+
+def policy_view(template: Path, checkpoint: Path, output: Path) -> Path:
+    """A folder transformers loads with `checkpoint`'s weights: `template`'s files (the
+    native class's config, processor) with the checkpoint's safetensors linked in.
+    Valid because the native class reads the hub's key names (it renames on load):
+    the served checkpoint's weights need no conversion to train again."""
+    output.mkdir(parents=True, exist_ok=True)
+    for file in template.iterdir():
+        weights = file.name.endswith(".safetensors") or file.name == WEIGHTS_INDEX
+        source = (checkpoint / file.name) if weights else file
+        if weights and not source.exists():
+            continue
+        link = output / file.name
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(source.resolve())
+    for file in checkpoint.glob("*.safetensors"):
+        if not (output / file.name).exists():
+            (output / file.name).symlink_to(file.resolve())
+    return output
+
+
+class TrlGrpoTrainer:
+    """The loop's trainer (loop.Trainer): each call is one GRPO update from a trainer
+    export, written as a checkpoint of the serving layout under `work_dir`, after
+    which it trains from the new weights. `policy` is the serving model as
+    transformers loads it (native class, processor); `serving` the folder the
+    daemon's engine loaded."""
+
+    def __init__(
+        self,
+        policy: Path,
+        serving: Path,
+        work_dir: Path,
+        *,
+        learning_rate: float = 1e-5,
+        config: dict[str, Any] | None = None,
+    ) -> None:
+        self.template = policy
+        self.policy = policy
+        self.serving = serving
+        self.work_dir = work_dir
+        self.learning_rate = learning_rate
+        self.config = config
+        self.results: list[UpdateResult] = []
+        self.selections: list[Selection] = []
+
+    def __call__(self, rows: Path, version: int) -> Path:
+        selection = read_trainer_rows(rows)
+        self.selections.append(selection)
+        checkpoint = self.work_dir / f"checkpoint-v{version}"
+        result = grpo_update(
+            self.policy,
+            self.serving,
+            selection.samples,
+            checkpoint,
+            learning_rate=self.learning_rate,
+            config=self.config,
+        )
+        self.results.append(result)
+        self.policy = policy_view(self.template, checkpoint, self.work_dir / f"policy-v{version}")
+        return checkpoint
+
+
+def completion_logprobs(policy: Path, samples: Sequence[TrainerSample]) -> list[torch.Tensor]:
+    """Each sample's completion tokens' logprobs under the weights in `policy` (float32,
+    no sampling temperature): what the engine's sampling logprobs should equal, within
+    numerics, when those weights served."""
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    model = AutoModelForImageTextToText.from_pretrained(
+        str(policy), trust_remote_code=True, dtype=torch.float32
+    ).eval()
+    processor = AutoProcessor.from_pretrained(str(policy), trust_remote_code=True)
+    scored = []
+    with torch.no_grad():
+        for sample in samples:
+            vision = pixel_inputs(processor, [sample]) if sample.images else {}
+            ids = torch.tensor(sample.prompt_token_ids + sample.completion_token_ids)
+            count = len(sample.completion_token_ids)
+            logits = token_logits(model, ids, vision, count)
+            scored.append(selective_log_softmax(logits, ids[-count:]))
+    return scored
