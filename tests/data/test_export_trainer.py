@@ -39,9 +39,10 @@ from holodesk.data.trainer_rows import (
     FRAME_UNREADABLE,
     NO_COMPLETION_TOKENS,
     NO_PROMPT_IDS,
+    NO_PROMPT_IDS_GIVEN,
 )
 from holodesk.proto.v1 import agent_pb2, frame_pb2, geometry_pb2
-from tests.daemon.support import Daemon, holo, ok_results, running_daemon
+from tests.daemon.support import Daemon, holo, ok_results, running_daemon, scripted_policy
 from tests.support.versioned_engine import VersionedEngine, label_of, prompt_ids
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -104,9 +105,10 @@ async def run_session(
     sampling: agent_pb2.SamplingParams,
     *,
     straddle_step: int = 0,
+    policy: str = "versioned",
 ) -> Session:
     stream = daemon.stream()
-    started = await stream.start(task, sampling=sampling)
+    started = await stream.start(task, sampling=sampling, policy=policy)
     received: dict[int, agent_pb2.Actions] = {}
     frames: dict[str, bytes] = {}
     results: list[Any] = []
@@ -127,14 +129,16 @@ async def run_session(
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def recorded(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Recorded]:
-    """Three recorded sessions of three steps: "rl" with two candidates a step, token
-    ids and logprobs, and an update landing while step 2 is sampled; "no-ids" without
-    prompt ids; "no-logprobs" without logprobs. "rl" is rewarded."""
+    """Recorded sessions of three steps: "rl" with two candidates a step, token ids
+    and logprobs, and an update landing while step 2 is sampled; "no-ids" without
+    prompt ids; "no-logprobs" without logprobs; "ids-not-given" asking for both from
+    an engine that gives no prompt ids (the scripted one). "rl" is rewarded."""
     root = tmp_path_factory.mktemp("recordings")
     engine = VersionedEngine(SCRIPT)
     policy = ModelPolicy(get_dialect("holo"), engine, name="versioned")
+    scripted = scripted_policy([CLICK, CLICK2, ANSWER])
     sessions: dict[str, Session] = {}
-    async with running_daemon([policy], record=True, record_dir=str(root)) as daemon:
+    async with running_daemon([policy, scripted], record=True, record_dir=str(root)) as daemon:
         sessions["rl"] = await run_session(
             daemon,
             engine,
@@ -149,6 +153,13 @@ async def recorded(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Re
         )
         sessions["no-logprobs"] = await run_session(
             daemon, engine, "no-logprobs", agent_pb2.SamplingParams(prompt_token_ids=True)
+        )
+        sessions["ids-not-given"] = await run_session(
+            daemon,
+            engine,
+            "ids-not-given",
+            agent_pb2.SamplingParams(logprobs=True, prompt_token_ids=True),
+            policy="scripted",
         )
         await daemon.agent.ReportReward(
             agent_pb2.ReportRewardRequest(
@@ -284,9 +295,11 @@ async def test_images_are_the_pixels_the_engine_got(
 async def test_steps_without_prompt_ids_or_logprobs_are_skipped_and_counted(
     recorded: Recorded, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    no_ids = recorded.root / recorded.sessions["no-ids"].recording_id
-    no_logprobs = recorded.root / recorded.sessions["no-logprobs"].recording_id
-    rows, err = export_trainer([no_ids, no_logprobs], tmp_path / "out", capsys)
+    no_ids, no_logprobs, not_given = (
+        recorded.root / recorded.sessions[name].recording_id
+        for name in ("no-ids", "no-logprobs", "ids-not-given")
+    )
+    rows, err = export_trainer([no_ids, no_logprobs, not_given], tmp_path / "out", capsys)
     assert rows == []
     # Without prompt ids: every step (3). Without logprobs: each step's last call's
     # completion (3), and the first attempt of step 1.
@@ -294,7 +307,9 @@ async def test_steps_without_prompt_ids_or_logprobs_are_skipped_and_counted(
     assert f"skipped 3 completion(s): {NO_COMPLETION_TOKENS}" in err
     assert f"skipped 1 completion(s): {EARLIER_ATTEMPT}" in err
     assert f"skipped {no_ids.name}: no rows: 3 step(s): {NO_PROMPT_IDS}" in err
-    assert "0 row(s) from 2 of 2 recording(s)" in err
+    # Asked for, but the engine gives none: the reason says so.
+    assert f"skipped 3 step(s): {NO_PROMPT_IDS_GIVEN}" in err
+    assert "0 row(s) from 3 of 3 recording(s)" in err
 
 
 def copy_recording(recorded: Recorded, name: str, to: Path) -> Path:

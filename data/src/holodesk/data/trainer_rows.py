@@ -40,14 +40,18 @@ from holodesk.values.generation import VersionSpan
 MAX_TOKEN_ID = 2**31 - 1
 
 NO_GENERATION = "no model generation (a policy without a model)"
-NO_PROMPT_IDS = (
-    "no prompt token ids (the session did not ask for them, Sampling(prompt_token_ids=True), "
-    "or its engine gives none: an OpenAI-compatible server)"
+NO_PROMPT_IDS = "no prompt token ids: the session did not ask, Sampling(prompt_token_ids=True)"
+NO_PROMPT_IDS_GIVEN = (
+    "no prompt token ids though the session asked: its engine gives none (an "
+    "OpenAI-compatible server), or the prompt was longer than the wire carries"
 )
 NO_COMPLETIONS = "no sampled completion recorded"
 NO_COMPLETION_TOKENS = (
-    "no completion token ids or logprobs (the session did not ask for logprobs, "
-    "Sampling(logprobs=True), or its engine gives no token ids)"
+    "no completion token ids or logprobs: the session did not ask, Sampling(logprobs=True)"
+)
+NO_COMPLETION_TOKENS_GIVEN = (
+    "no completion token ids or logprobs though the session asked: its engine gives no "
+    "token ids (an OpenAI-compatible server)"
 )
 EARLIER_ATTEMPT = (
     "sampled by an earlier attempt of its step (before a repair prompt), "
@@ -200,7 +204,11 @@ class _RecordingRows:
     def __init__(self, recording: LoadedRecording, skips: Counter[Skip]) -> None:
         self.recording = recording
         self.skips = skips
-        self.candidates = _candidates(recording.manifest.sampling)
+        sampling = recording.manifest.sampling or {}
+        self.candidates = _candidates(sampling)
+        # What the session asked for (SamplingParams as JSON: false is left out).
+        self.asked_prompt_ids = sampling.get("prompt_token_ids") is True
+        self.asked_logprobs = sampling.get("logprobs") is True
         self._readable: dict[Path, bool] = {}
 
     def of_step(self, step: StepView) -> list[TrainerRow]:
@@ -234,7 +242,7 @@ class _RecordingRows:
     ) -> _StepTokens:
         prompt_ids = _token_ids(generation.get("prompt_token_ids"), "prompt token ids")
         if not prompt_ids:
-            raise _SkipError(NO_PROMPT_IDS)
+            raise _SkipError(NO_PROMPT_IDS_GIVEN if self.asked_prompt_ids else NO_PROMPT_IDS)
         counted = generation.get("prompt_tokens", 0)
         if isinstance(counted, int) and counted and counted != len(prompt_ids):
             raise _corrupt(f"{len(prompt_ids)} prompt token ids where prompt_tokens says {counted}")
@@ -306,7 +314,9 @@ class _RecordingRows:
         token_ids = _token_ids(completion.get("token_ids"), "completion token ids")
         logprobs = _logprobs(completion.get("token_logprobs"))
         if not token_ids or not logprobs:
-            raise _SkipError(NO_COMPLETION_TOKENS)
+            raise _SkipError(
+                NO_COMPLETION_TOKENS_GIVEN if self.asked_logprobs else NO_COMPLETION_TOKENS
+            )
         if len(token_ids) != len(logprobs):
             raise _corrupt(f"{len(token_ids)} completion token ids but {len(logprobs)} logprobs")
         recording = self.recording
@@ -336,9 +346,9 @@ class _RecordingRows:
         )
 
 
-def _candidates(sampling: Json | None) -> int:
+def _candidates(sampling: Json) -> int:
     # SamplingParams.candidates as JSON: missing or 0 means 1.
-    value = (sampling or {}).get("candidates", 0)
+    value = sampling.get("candidates", 0)
     return value if isinstance(value, int) and value > 0 else 1
 
 
