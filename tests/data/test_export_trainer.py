@@ -31,6 +31,7 @@ from holodesk.client.cli import main
 from holodesk.client.exit_codes import ExitCode
 from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.policies.model import ModelPolicy
+from holodesk.data import trainer_export
 from holodesk.data.export import export
 from holodesk.data.stepview import find_recordings
 from holodesk.data.trainer_export import trainer_schema
@@ -40,6 +41,7 @@ from holodesk.data.trainer_rows import (
     NO_COMPLETION_TOKENS,
     NO_PROMPT_IDS,
     NO_PROMPT_IDS_GIVEN,
+    UNKNOWN_CALL,
 )
 from holodesk.proto.v1 import agent_pb2, frame_pb2, geometry_pb2
 from tests.daemon.support import Daemon, holo, ok_results, running_daemon, scripted_policy
@@ -408,3 +410,36 @@ async def test_the_documented_schema_is_the_written_one() -> None:
         for f in trainer_schema()
     }
     assert documented == written
+
+
+async def test_completions_whose_call_cannot_be_told_give_no_row(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    """Step 1's four completions (two calls of two) read as calls of three: only the
+    chosen one is surely of the recorded prompt's call."""
+    recording = copy_recording(recorded, "rl", tmp_path / "calls")
+    manifest = json.loads((recording / "recording.json").read_text(encoding="utf-8"))
+    manifest["sampling"]["candidates"] = 3
+    (recording / "recording.json").write_text(json.dumps(manifest), encoding="utf-8")
+    summary = export(find_recordings([recording]), tmp_path / "out", "trainer")
+    rows = read_rows(summary.dataset)
+    assert [(r["step"], r["completion_index"], r["chosen"]) for r in rows] == [
+        (1, 2, True),
+        (2, 0, True),
+        (3, 0, True),
+    ]
+    assert {str(skip): count for skip, count in summary.skip_counts.items()} == {
+        f"completion(s): {UNKNOWN_CALL}": 5
+    }
+
+
+async def test_rows_are_written_in_batches_of_bounded_image_bytes(
+    recorded: Recorded, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recording = recorded.root / recorded.sessions["rl"].recording_id
+    whole = read_rows(export(find_recordings([recording]), tmp_path / "a", "trainer").dataset)
+    monkeypatch.setattr(trainer_export, "BATCH_IMAGE_BYTES", 1)
+    summary = export(find_recordings([recording]), tmp_path / "b", "trainer")
+    assert pq.ParquetFile(summary.dataset).num_row_groups == summary.rows == len(whole) == 6
+    assert read_rows(summary.dataset) == whole
+    assert summary.images == 3  # f1, f2, f3 at the model's size, each counted once
