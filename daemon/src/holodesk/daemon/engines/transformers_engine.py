@@ -24,6 +24,12 @@ serves many sessions.
   that a StoppingCriteria reads after every token: the generation stops at the
   next token; a queued request never starts. generate() then raises
   EngineError("... was aborted"), as the vllm engine does.
+- Weight updates (UpdatableEngine, engines/weights.py): a checkpoint of the same
+  model or a PEFT LoRA adapter replaces the weights in this model object, between
+  generations; see transformers_updates.py for what each mode means here. Every
+  sample says which version made it (`Sample.versions`, one span: a generation
+  never straddles an update here), and every result carries the prompt's token
+  ids exactly as given to generate() (`GenerationResult.prompt_token_ids`).
 - Structured output is NOT enforced: transformers has no JSON-schema decoding
   built in, so `json_schema` is ignored and the dialect's parser validates the
   output (and asks for a repair when it does not parse).
@@ -50,6 +56,7 @@ import math
 import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from holodesk.daemon.engines.base import (
@@ -59,14 +66,26 @@ from holodesk.daemon.engines.base import (
     Sample,
 )
 from holodesk.daemon.engines.chat import template_chat, template_tools
+from holodesk.daemon.engines.generation_gate import GateAbortedError, GenerationGate
 from holodesk.daemon.engines.transformers_loading import LoadedModel, import_stack, load
 from holodesk.daemon.engines.transformers_options import TransformersSettings
+from holodesk.daemon.engines.transformers_updates import TransformersUpdates
+from holodesk.daemon.engines.weights import (
+    PolicyVersion,
+    UpdateMode,
+    WeightUpdate,
+    version_spans,
+)
 
 log = logging.getLogger(__name__)
 
 
 class _AbortedError(Exception):
     pass
+
+
+class _InterruptedError(Exception):
+    """Stopped for a weight update in mode ABORT: the request runs again."""
 
 
 class TransformersEngine:
@@ -83,6 +102,10 @@ class TransformersEngine:
         self._running: str | None = None
         # Recent aborts (explicit or by cancellation), for operators and tests.
         self.aborted: deque[str] = deque(maxlen=256)
+        self._gate = GenerationGate()
+        self._updates = TransformersUpdates(
+            settings, self._gate, lambda: self.loaded, lambda: len(self._flags)
+        )
 
     @property
     def model(self) -> str:
@@ -108,7 +131,9 @@ class TransformersEngine:
                 self._executor = ThreadPoolExecutor(1, thread_name_prefix="transformers")
             loop = asyncio.get_running_loop()
             log.info("loading %s with transformers (%s)", self.model, self.settings)
-            self._loaded = await loop.run_in_executor(self._executor, load, self.settings)
+            loaded = await loop.run_in_executor(self._executor, load, self.settings)
+            await loop.run_in_executor(self._executor, self._updates.fingerprint_started, loaded)
+            self._loaded = loaded
             log.info("%s loaded on %s as %s", self.model, self._loaded.device, self._loaded.dtype)
 
     async def generate(self, request: GenerationRequest) -> GenerationResult:
@@ -145,11 +170,52 @@ class TransformersEngine:
     def _work(
         self, loaded: LoadedModel, request: GenerationRequest, flag: threading.Event
     ) -> GenerationResult:
-        self._running = request.request_id
-        try:
-            return _generate(loaded, request, flag, self.settings.max_new_tokens)
-        finally:
-            self._running = None
+        """Runs on the worker thread: through the gate, again after an ABORT update."""
+        while True:
+            try:
+                with self._gate.generation(flag):
+                    # Weights change only while the gate is closed: this version
+                    # made every token of this generation.
+                    version = self._updates.version.number
+                    self._running = request.request_id
+                    try:
+                        return _generate(
+                            loaded,
+                            request,
+                            flag,
+                            self.settings.max_new_tokens,
+                            self._gate.interrupt,
+                            version,
+                        )
+                    except _InterruptedError:
+                        self._gate.note_interrupted()
+                    finally:
+                        self._running = None
+            except GateAbortedError:
+                raise _AbortedError from None
+
+    @property
+    def policy_version(self) -> PolicyVersion:
+        return self._updates.version
+
+    @property
+    def updating(self) -> bool:
+        return self._updates.updating
+
+    async def update_weights(
+        self, checkpoint: Path, mode: UpdateMode, *, version: int = 0, label: str = ""
+    ) -> WeightUpdate:
+        return await self._updates.update_weights(checkpoint, mode, version=version, label=label)
+
+    async def load_adapter(
+        self, adapter: Path, name: str, mode: UpdateMode, *, version: int = 0, label: str = ""
+    ) -> WeightUpdate:
+        return await self._updates.load_adapter(adapter, name, mode, version=version, label=label)
+
+    async def unload_adapter(
+        self, mode: UpdateMode, *, version: int = 0, label: str = ""
+    ) -> WeightUpdate:
+        return await self._updates.unload_adapter(mode, version=version, label=label)
 
     async def abort(self, request_id: str) -> None:
         flag = self._flags.get(request_id)
@@ -158,8 +224,11 @@ class TransformersEngine:
             flag.set()
 
     async def close(self) -> None:
+        self._updates.refuse()
         for flag in self._flags.values():
             flag.set()
+        # A running update ends: the flags just stopped the generation it may wait for.
+        await self._updates.idle()
         executor, self._executor = self._executor, None
         if executor is not None:
             # Waits for the running generation, which the flags just stopped.
@@ -175,9 +244,14 @@ class TransformersEngine:
 
 
 def _generate(
-    loaded: LoadedModel, request: GenerationRequest, flag: threading.Event, cap: int | None
+    loaded: LoadedModel,
+    request: GenerationRequest,
+    flag: threading.Event,
+    cap: int | None,
+    interrupt: threading.Event,
+    version: int,
 ) -> GenerationResult:
-    """Runs on the engine's worker thread."""
+    """Runs on the engine's worker thread, with the gate held (no update meanwhile)."""
     if flag.is_set():
         raise _AbortedError
     torch, transformers = import_stack()
@@ -188,13 +262,13 @@ def _generate(
         calling = ToolCalling(loaded.tokenizer, request.tools)
     inputs = _inputs(loaded, request)
     prompt_tokens = int(inputs["input_ids"].shape[1])
+    prompt_token_ids = tuple(int(t) for t in inputs["input_ids"][0].tolist())
+    stop = _abort_criteria(transformers, flag, interrupt)
     sampling = request.sampling
     limit = sampling.max_tokens if cap is None else min(sampling.max_tokens, cap)
     options: dict[str, Any] = {
         "max_new_tokens": limit,
-        "stopping_criteria": transformers.StoppingCriteriaList(
-            [_abort_criteria(transformers, flag)]
-        ),
+        "stopping_criteria": transformers.StoppingCriteriaList([stop]),
         "num_return_sequences": request.n,
         "return_dict_in_generate": True,
         "output_logits": request.logprobs,
@@ -216,6 +290,8 @@ def _generate(
         raise EngineError(f"transformers generate() failed: {type(exc).__name__}: {exc}") from exc
     if flag.is_set():
         raise _AbortedError
+    if stop.interrupted:
+        raise _InterruptedError
     new_tokens = output.sequences[:, prompt_tokens:]
     scores = None
     if request.logprobs:
@@ -234,8 +310,9 @@ def _generate(
         text = str(loaded.tokenizer.decode(ids, skip_special_tokens=skip))
         if calling is not None:
             text = calling.reply(text)
+        versions = version_spans([(0, version)], length)
         if scores is None:
-            samples.append(Sample(text, length))
+            samples.append(Sample(text, length, versions=versions))
             continue
         values = tuple(float(v) for v in scores[row, :length].tolist())
         samples.append(
@@ -245,9 +322,10 @@ def _generate(
                 token_ids=tuple(ids),
                 token_logprobs=values,
                 cumulative_logprob=math.fsum(values),
+                versions=versions,
             )
         )
-    return GenerationResult.of(tuple(samples), prompt_tokens)
+    return GenerationResult.of(tuple(samples), prompt_tokens, prompt_token_ids)
 
 
 def _stop_ids(loaded: LoadedModel) -> frozenset[int]:
@@ -293,15 +371,21 @@ def _inputs(loaded: LoadedModel, request: GenerationRequest) -> Any:
     return inputs.to(loaded.device)
 
 
-def _abort_criteria(transformers: Any, flag: threading.Event) -> Any:
+def _abort_criteria(transformers: Any, flag: threading.Event, interrupt: threading.Event) -> Any:
     import torch
 
     class StopOnAbort(transformers.StoppingCriteria):  # type: ignore[misc]
-        """True for every sequence once the request's abort flag is set."""
+        """True for every sequence once the request's abort flag is set, or a weight
+        update (mode ABORT) interrupts it; `interrupted` says which."""
+
+        interrupted = False
 
         def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+            if interrupt.is_set() and not flag.is_set():
+                self.interrupted = True
+            stop = flag.is_set() or self.interrupted
             return torch.full(
-                (input_ids.shape[0],), flag.is_set(), dtype=torch.bool, device=input_ids.device
+                (input_ids.shape[0],), stop, dtype=torch.bool, device=input_ids.device
             )
 
     return StopOnAbort()
