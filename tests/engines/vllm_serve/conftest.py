@@ -29,6 +29,9 @@ def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServ
         shared_serve_args(model.path, tool_template=template, port=port),
         port=port,
         log_path=folder / "vllm-serve.log",
+        # vLLM's RL and dev routes (/weight_info, /pause, /collective_rpc, ...): what a
+        # trainer that updates the server itself calls (test_openai_vllm_serve_versions).
+        env={"VLLM_SERVER_DEV_MODE": "1"},
     )
     print(
         f"\nvllm serve up in {server.started_s:.1f} s, "
