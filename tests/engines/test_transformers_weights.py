@@ -14,16 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
-import shutil
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 import pytest_asyncio
-from safetensors.numpy import load_file, save_file
 
 from holodesk.daemon.engines.base import (
     ContentPart,
@@ -47,6 +43,12 @@ from holodesk.daemon.engines.weights import (
 from holodesk.values.generation import VersionSpan
 from tests.daemon.support import GUARD_S
 from tests.engines.support import chat_request, eventually, png
+from tests.support.checkpoints import (
+    half_written,
+    other_architecture,
+    perturbed,
+    without,
+)
 from tests.support.tiny_models import TinyModel, tiny_nemotron_vl_for_transformers
 
 torch = pytest.importorskip("torch", reason="needs torch (holodesk-daemon[transformers])")
@@ -91,27 +93,6 @@ def ask(request_id: str, max_tokens: int = PREFIX, *parts: ContentPart) -> Gener
 def greedy(result: GenerationResult) -> tuple[tuple[int, ...], tuple[float, ...]]:
     sample = result.samples[0]
     return sample.token_ids, sample.token_logprobs
-
-
-def config_of(tiny_path: Path, folder: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    shutil.copy(tiny_path / "config.json", folder / "config.json")
-    return folder
-
-
-def perturbed(tiny_path: Path, folder: Path, seed: int = 1, **shapes: tuple[int, ...]) -> Path:
-    """The serving checkpoint's tensors (hub names) with noise; `shapes` reshapes some
-    (name with "__" for ".") to another size."""
-    weights = load_file(str(tiny_path / "model.safetensors"))
-    rng = np.random.default_rng(seed)
-    changed = {
-        name: value + (rng.standard_normal(value.shape) * 0.05).astype(value.dtype)
-        for name, value in weights.items()
-    }
-    for name, shape in shapes.items():
-        changed[name.replace("__", ".")] = np.zeros(shape, dtype=np.float32)
-    save_file(changed, str(config_of(tiny_path, folder) / "model.safetensors"))
-    return folder
 
 
 def load_tiny(tiny_path: Path) -> Any:
@@ -188,20 +169,6 @@ async def test_the_same_weights_are_an_ineffective_update(
     assert greedy(await engine.generate(ask("after"))) == greedy(before)
 
 
-def half_written(tiny_path: Path, folder: Path) -> Path:
-    whole = (tiny_path / "model.safetensors").read_bytes()
-    (config_of(tiny_path, folder) / "model.safetensors").write_bytes(whole[: len(whole) // 2])
-    return folder
-
-
-def other_architecture(tiny_path: Path, folder: Path) -> Path:
-    perturbed(tiny_path, folder)
-    config = json.loads((folder / "config.json").read_text())
-    config["architectures"] = ["Qwen2VLForConditionalGeneration"]
-    (folder / "config.json").write_text(json.dumps(config))
-    return folder
-
-
 BAD_CHECKPOINTS: dict[str, tuple[Callable[[Path, Path], Path], type[Exception], str]] = {
     "missing": (lambda tiny, folder: folder / "nowhere", CheckpointNotFoundError, "does not exist"),
     "half-written": (half_written, CheckpointInvalidError, r"is half-written: its header names"),
@@ -221,13 +188,6 @@ BAD_CHECKPOINTS: dict[str, tuple[Callable[[Path, Path], Path], type[Exception], 
         r"is not the serving model: 1 tensors missing \(mlp1\.1\.weight\)",
     ),
 }
-
-
-def without(folder: Path, name: str) -> Path:
-    weights = load_file(str(folder / "model.safetensors"))
-    del weights[name]
-    save_file(weights, str(folder / "model.safetensors"))
-    return folder
 
 
 @pytest.mark.parametrize("case", sorted(BAD_CHECKPOINTS))
