@@ -480,6 +480,8 @@ class Completion(_message.Message):
     def versions(self) -> _containers.RepeatedCompositeFieldContainer[Global___VersionSpan]:
         """Which policy version sampled which of its tokens: one span, or several when
         the weights changed while it was being generated (an update in mode KEEP).
+        Spans that overlap (each over every token) mean the weights changed at a token
+        nobody could tell: a remote server's update during the request.
         Empty from a policy without versions (scripted, OCR).
         Limit: 64 entries.
         """
