@@ -33,6 +33,15 @@ Why TRL, and why its GRPOTrainer at two seams rather than whole:
   sequence the engine scored), and gathers the logprobs with TRL's
   ``selective_log_softmax``.
 
+Structured decoding changes the policy: vLLM applies the grammar's token mask to the
+logits before it samples and before it computes logprobs, so a recorded logprob is
+the masked distribution's (on the tiny model, about 6 nats above the unmasked one,
+where the grammar forces a token). A trainer that scores the unmasked model against
+it sees ratios near e^-6 and clips everything away. So, given the JSON schema the
+daemon decoded with, `GrammarMasks` rebuilds each position's allowed tokens with
+xgrammar (vLLM's own backend, same settings) and the trainer scores the masked,
+renormalised distribution: the policy that actually sampled.
+
 The GRPO group is the task: every trajectory of one task is one sample of the
 group; each of its steps is trained with the trajectory's advantage (per-step
 training, as GUI RL systems do: a sliding screenshot window means no step's
@@ -179,6 +188,67 @@ def group_advantages(samples: Iterable[TrainerSample], *, scale: bool = True) ->
     return advantages
 
 
+class GrammarMasks:
+    """The tokens structured decoding allowed at each position of a completion, as
+    vLLM's xgrammar backend decides them (its settings: no free whitespace, compact
+    separators, the request's stop tokens), for scoring the policy that sampled."""
+
+    def __init__(
+        self,
+        tokenizer: Any,
+        vocab_size: int,
+        schema: dict[str, Any],
+        stop_token_ids: Sequence[int],
+        *,
+        any_whitespace: bool = False,
+    ) -> None:
+        import xgrammar
+
+        self._xgr = xgrammar
+        self.vocab_size = vocab_size
+        self.stop_token_ids = list(stop_token_ids)
+        info = xgrammar.TokenizerInfo.from_huggingface(tokenizer, vocab_size=vocab_size)
+        self._grammar = xgrammar.GrammarCompiler(info).compile_json_schema(
+            json.dumps(schema),
+            any_whitespace=any_whitespace,
+            separators=None if any_whitespace else (",", ":"),
+        )
+
+    @classmethod
+    def for_model(cls, model: Any, processor: Any, schema: dict[str, Any]) -> GrammarMasks:
+        """The masks for `model` (its vocabulary, its end-of-sequence tokens)."""
+        tokenizer = processor.tokenizer
+        stops = {tokenizer.eos_token_id}
+        configured = model.generation_config.eos_token_id
+        stops.update(configured if isinstance(configured, list) else [configured])
+        vocab = model.config.get_text_config().vocab_size
+        return cls(tokenizer, vocab, schema, sorted(s for s in stops if s is not None))
+
+    def allowed(self, completion: Sequence[int]) -> torch.Tensor:
+        """(tokens, vocab) booleans; ValueError when the completion is not one this
+        grammar could have produced (another schema, another decoder)."""
+        xgr = self._xgr
+        matcher = xgr.GrammarMatcher(self._grammar, override_stop_tokens=self.stop_token_ids)
+        bitmask = xgr.allocate_token_bitmask(len(completion), self.vocab_size)
+        for position, token in enumerate(completion):
+            if matcher.is_terminated():
+                raise ValueError(f"the completion goes on after its grammar ended ({position})")
+            matcher.fill_next_token_bitmask(bitmask, position)
+            if not matcher.accept_token(int(token)):
+                raise ValueError(f"token {token} at {position} is not allowed by the grammar")
+        blocked = torch.zeros(len(completion), self.vocab_size)
+        xgr.apply_token_bitmask_inplace(blocked, bitmask)
+        return blocked == 0
+
+
+def masked(logits: torch.Tensor, allowed: torch.Tensor | None) -> torch.Tensor:
+    """Logits with the tokens the grammar forbade pushed out of the distribution (a
+    finite floor, so that entropies stay finite)."""
+    if allowed is None:
+        return logits
+    return logits.masked_fill(~allowed, torch.finfo(logits.dtype).min)
+
+
 class ExportedRolloutsGRPOTrainer(GRPOTrainer):
     """GRPOTrainer whose "generation" reads holodesk's exported rows (see module doc).
 
@@ -193,11 +263,20 @@ class ExportedRolloutsGRPOTrainer(GRPOTrainer):
         processor: Any,
         samples: Sequence[TrainerSample],
         args: GRPOConfig,
+        *,
+        masks: GrammarMasks | None = None,
         **kwargs: Any,
     ) -> None:
         from datasets import Dataset  # type: ignore[import-untyped]
 
         self.samples = tuple(samples)
+        # The allowed tokens of each sample's completion, by its whole token sequence
+        # (what the logprob seam sees of a sample after TRL shuffled the batch).
+        self.allowed: dict[tuple[int, ...], torch.Tensor] = {}
+        if masks is not None:
+            for sample in self.samples:
+                key = sample.prompt_token_ids + sample.completion_token_ids
+                self.allowed[key] = masks.allowed(sample.completion_token_ids)
         self.groups = sorted({s.group for s in self.samples})
         self.advantages = group_advantages(self.samples, scale=args.scale_rewards != "none")
         dataset = Dataset.from_list(
@@ -287,6 +366,7 @@ class ExportedRolloutsGRPOTrainer(GRPOTrainer):
                 pixel_start += rows
                 image_start += images
             logits = token_logits(model, ids, vision, count)
+            logits = masked(logits, self.allowed.get(tuple(ids.tolist())))
             targets = ids[-count:] if count else ids[:0]
             logps[index, :count] = selective_log_softmax(logits, targets)
             if compute_entropy:
@@ -377,11 +457,13 @@ def grpo_update(
     *,
     learning_rate: float = 1e-5,
     config: dict[str, Any] | None = None,
+    schema: dict[str, Any] | None = None,
 ) -> UpdateResult:
     """One GRPO optimizer step on `samples` from the weights in `policy` (a checkpoint
     transformers loads: the native class, trust_remote_code for its processor), saved
     into `output` in the layout of `serving` (the checkpoint the engine serves).
-    `config` overrides GRPOConfig fields (loss_type, epsilon, beta ...)."""
+    `config` overrides GRPOConfig fields (loss_type, epsilon, beta ...); `schema` is
+    the JSON schema the daemon's structured decoding held the steps to (None: none)."""
     import time
 
     from transformers import AutoModelForImageTextToText, AutoProcessor
@@ -417,7 +499,10 @@ def grpo_update(
             "disable_tqdm": True,
             **(config or {}),
         }
-        trainer = ExportedRolloutsGRPOTrainer(model, processor, samples, GRPOConfig(**fields))
+        masks = None if schema is None else GrammarMasks.for_model(model, processor, schema)
+        trainer = ExportedRolloutsGRPOTrainer(
+            model, processor, samples, GRPOConfig(**fields), masks=masks
+        )
         trainer.train()
         metrics = {
             k: float(v)
@@ -519,7 +604,8 @@ class TrlGrpoTrainer:
     export, written as a checkpoint of the serving layout under `work_dir`, after
     which it trains from the new weights. `policy` is the serving model as
     transformers loads it (native class, processor); `serving` the folder the
-    daemon's engine loaded."""
+    daemon's engine loaded; `schema` the JSON schema of its structured decoding (None:
+    free decoding)."""
 
     def __init__(
         self,
@@ -529,8 +615,10 @@ class TrlGrpoTrainer:
         *,
         learning_rate: float = 1e-5,
         config: dict[str, Any] | None = None,
+        schema: dict[str, Any] | None = None,
     ) -> None:
         self.template = policy
+        self.schema = schema
         self.policy = policy
         self.serving = serving
         self.work_dir = work_dir
@@ -550,28 +638,44 @@ class TrlGrpoTrainer:
             checkpoint,
             learning_rate=self.learning_rate,
             config=self.config,
+            schema=self.schema,
         )
         self.results.append(result)
         self.policy = policy_view(self.template, checkpoint, self.work_dir / f"policy-v{version}")
         return checkpoint
 
 
-def completion_logprobs(policy: Path, samples: Sequence[TrainerSample]) -> list[torch.Tensor]:
+@dataclass(frozen=True)
+class Scored:
+    """A completion's logprobs under some weights, and where the grammar left the
+    model a choice (more than one allowed token: where the weights matter)."""
+
+    logprobs: torch.Tensor
+    free: torch.Tensor
+
+
+def completion_logprobs(
+    policy: Path, samples: Sequence[TrainerSample], schema: dict[str, Any] | None = None
+) -> list[Scored]:
     """Each sample's completion tokens' logprobs under the weights in `policy` (float32,
-    no sampling temperature): what the engine's sampling logprobs should equal, within
-    numerics, when those weights served."""
+    temperature 1, masked by `schema`'s grammar as the engine decoded): what the
+    engine's sampling logprobs should equal, within numerics, when those weights
+    served."""
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
     model = AutoModelForImageTextToText.from_pretrained(
         str(policy), trust_remote_code=True, dtype=torch.float32
     ).eval()
     processor = AutoProcessor.from_pretrained(str(policy), trust_remote_code=True)
+    masks = None if schema is None else GrammarMasks.for_model(model, processor, schema)
     scored = []
     with torch.no_grad():
         for sample in samples:
             vision = pixel_inputs(processor, [sample]) if sample.images else {}
             ids = torch.tensor(sample.prompt_token_ids + sample.completion_token_ids)
             count = len(sample.completion_token_ids)
-            logits = token_logits(model, ids, vision, count)
-            scored.append(selective_log_softmax(logits, ids[-count:]))
+            allowed = None if masks is None else masks.allowed(sample.completion_token_ids)
+            logits = masked(token_logits(model, ids, vision, count), allowed)
+            free = torch.ones(count, dtype=torch.bool) if allowed is None else allowed.sum(-1) > 1
+            scored.append(Scored(selective_log_softmax(logits, ids[-count:]), free))
     return scored

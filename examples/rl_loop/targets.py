@@ -34,7 +34,8 @@ from holodesk.client.rollouts import (
     XvfbEnvironment,
 )
 
-TASK = "Click the green OK button."
+# Each task is one GRPO group (the trainer groups rows by the task's text).
+TASKS = ("Click the green OK button.", "Press OK.", "Click OK.")
 APP = Path(__file__).with_name("target_app.py")
 
 
@@ -160,10 +161,12 @@ def target_environments(target: Target = Target()) -> Iterator[list[Environment]
         yield [web, desktop]
 
 
-def target_tasks(count: int = 1) -> list[RolloutTask]:
-    """`count` tasks (GRPO groups); each is rolled out n times, on whichever
-    environment is free."""
-    return [RolloutTask(TASK, metadata={"task": index}) for index in range(count)]
+def target_tasks(count: int = 2) -> list[RolloutTask]:
+    """`count` tasks (GRPO groups, at most len(TASKS)); each is rolled out n times, on
+    whichever environment is free."""
+    if not 1 <= count <= len(TASKS):
+        raise ValueError(f"1 to {len(TASKS)} tasks, not {count}")
+    return [RolloutTask(text) for text in TASKS[:count]]
 
 
 def target_reward(target: Target = Target()) -> Any:
