@@ -13,6 +13,16 @@ request inside vLLM. A request with tools is rendered with the template's `tools
 constrained and read by vLLM's own tool-call parser (vllm_tools.py), and answered
 with a tool reply (tool_reply.py).
 
+For RL trainers, every result carries the prompt's token ids exactly as vLLM saw
+them (vLLM's `prompt_token_ids`: the template's text tokenized, each image
+expanded to its placeholder tokens) and each sample the policy version of each
+of its tokens (vLLM's weight-version spans). The engine is an `UpdatableEngine`:
+its weights change while it serves (vllm_weights.py, through holodesk's worker
+extension, vllm_worker.py, which it names in `worker_extension_cls` unless the
+user named one). A request that an update in mode ABORT stopped is run again
+here, from its first token, once the new weights serve: its caller gets one
+answer of one version, and the session it belongs to goes on.
+
 Engine arguments are passed through untouched to `AsyncEngineArgs` (tensor and
 data parallel size, max_num_seqs, max_model_len, gpu_memory_utilization,
 mamba_ssm_cache_dtype, limit_mm_per_prompt, quantization, ...); unknown keys
@@ -34,6 +44,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 from PIL import Image
@@ -47,6 +58,14 @@ from holodesk.daemon.engines.base import (
 from holodesk.daemon.engines.chat import decode_image, template_chat, template_tools
 from holodesk.daemon.engines.vllm_args import check_engine_args, engine_arg_names
 from holodesk.daemon.engines.vllm_tools import ToolCalling
+from holodesk.daemon.engines.vllm_weights import (
+    VllmUpdates,
+    raise_if_broken,
+    spans_of,
+    with_worker_extension,
+)
+from holodesk.daemon.engines.weights import PolicyVersion, UpdateMode, WeightUpdate
+from holodesk.values.generation import VersionSpan
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +87,10 @@ class Delta:
     # The piece's token ids, and their log-probabilities when the request asked.
     token_ids: tuple[int, ...] = ()
     token_logprobs: tuple[float, ...] = ()
+    # The prompt's token ids, on the request's first delta only.
+    prompt_token_ids: tuple[int, ...] = ()
+    # Which weight version sampled which tokens, on a completion's last delta.
+    versions: tuple[VersionSpan, ...] = ()
 
 
 @dataclass
@@ -79,6 +102,7 @@ class _Joined:
     token_logprobs: list[float] = field(default_factory=list)
     tokens: int = 0
     finish_reason: str | None = None
+    versions: tuple[VersionSpan, ...] = ()
 
     def add(self, delta: Delta) -> None:
         self.pieces.append(delta.text)
@@ -86,11 +110,14 @@ class _Joined:
         self.token_ids.extend(delta.token_ids)
         self.token_logprobs.extend(delta.token_logprobs)
         self.finish_reason = delta.finish_reason or self.finish_reason
+        self.versions = delta.versions or self.versions
 
     def sample(self, logprobs: bool) -> Sample:
         text = "".join(self.pieces)
         if not logprobs:
-            return Sample(text, self.tokens, finish_reason=self.finish_reason)
+            return Sample(
+                text, self.tokens, finish_reason=self.finish_reason, versions=self.versions
+            )
         return Sample(
             text,
             self.tokens,
@@ -98,6 +125,7 @@ class _Joined:
             token_logprobs=tuple(self.token_logprobs),
             cumulative_logprob=math.fsum(self.token_logprobs),
             finish_reason=self.finish_reason,
+            versions=self.versions,
         )
 
 
@@ -154,16 +182,31 @@ class VllmEngine:
     # vLLM runs the model's multimodal processor (tiling, resize) on the pixels.
     processes_images = True
 
-    def __init__(self, engine_args: Mapping[str, Any]) -> None:
+    def __init__(
+        self, engine_args: Mapping[str, Any], *, sampling_extra: Mapping[str, Any] | None = None
+    ) -> None:
+        """`sampling_extra`: vLLM SamplingParams fields added to every request
+        (`ignore_eos` or `min_tokens` for a benchmark that needs requests of a
+        known length); the request's own fields win."""
         if not engine_args.get("model"):
             raise EngineError("the vllm engine needs engine_args['model'] (a hub id or a folder)")
         self.engine_args = dict(engine_args)
+        self.sampling_extra = dict(sampling_extra or {})
         self._llm: Any = None
         self._tokenizer: Any = None
         self._start_lock = asyncio.Lock()
         self._inflight: set[str] = set()
+        # Tokens generated so far by each request in flight (all its samples).
+        self._generated: dict[str, int] = {}
         # Recent aborts (explicit or by cancellation), for operators and tests.
         self.aborted: deque[str] = deque(maxlen=256)
+        # Requests inside generate(), and those of them their caller aborted: an
+        # abort seen otherwise came from an update (mode ABORT), and is run again.
+        self._generating: set[str] = set()
+        self._caller_aborts: set[str] = set()
+        self.updates = VllmUpdates(
+            with_worker_extension(self.engine_args), lambda: self.llm, lambda: self._inflight
+        )
 
     @property
     def model(self) -> str:
@@ -174,12 +217,39 @@ class VllmEngine:
         """Ids of the requests vLLM is working on for this engine now."""
         return frozenset(self._inflight)
 
+    def generated(self, request_id: str) -> int:
+        """Tokens a request in flight has generated so far (0 once it is over)."""
+        return self._generated.get(request_id, 0)
+
     @property
     def llm(self) -> Any:
         """The running vllm AsyncLLM (EngineError before start())."""
         if self._llm is None:
             raise EngineError("the vllm engine is not started")
         return self._llm
+
+    @property
+    def policy_version(self) -> PolicyVersion:
+        return self.updates.policy_version
+
+    @property
+    def updating(self) -> bool:
+        return self.updates.updating
+
+    async def update_weights(
+        self, checkpoint: Path, mode: UpdateMode, *, version: int = 0, label: str = ""
+    ) -> WeightUpdate:
+        return await self.updates.update_weights(checkpoint, mode, version=version, label=label)
+
+    async def load_adapter(
+        self, adapter: Path, name: str, mode: UpdateMode, *, version: int = 0, label: str = ""
+    ) -> WeightUpdate:
+        return await self.updates.load_adapter(adapter, name, mode, version=version, label=label)
+
+    async def unload_adapter(
+        self, mode: UpdateMode, *, version: int = 0, label: str = ""
+    ) -> WeightUpdate:
+        return await self.updates.unload_adapter(mode, version=version, label=label)
 
     async def start(self) -> None:
         async with self._start_lock:
@@ -193,6 +263,7 @@ class VllmEngine:
                 # or its engine-core process would outlive the daemon.
                 build.add_done_callback(_shutdown_when_built)
                 raise
+            await self.updates.started()
 
     def _build(self) -> tuple[Any, Any]:
         _import_vllm()
@@ -206,28 +277,59 @@ class VllmEngine:
             raise EngineError(str(exc)) from exc
         log.info("starting vLLM for %s with %s", self.model, self.engine_args)
         try:
-            args = AsyncEngineArgs(**self.engine_args)
+            args = AsyncEngineArgs(**with_worker_extension(self.engine_args))
             llm = AsyncLLM.from_engine_args(args)
         except Exception as exc:
             raise EngineError(f"vLLM could not start {self.model}: {exc}") from exc
         return llm, llm.get_tokenizer()
 
     async def generate(self, request: GenerationRequest) -> GenerationResult:
+        calling = await self._tool_calling(request)
+        request_id = request.request_id
+        if request_id in self._generating:
+            raise EngineError(f"request {request_id} is already being generated")
+        self._generating.add(request_id)
+        try:
+            while True:
+                epoch = self.updates.restarts.epoch
+                result = await self._generate_once(request, calling)
+                if result is not None:
+                    return result
+                if request_id in self._caller_aborts or self._llm is None:
+                    raise EngineError(f"request {request_id} was aborted")
+                if not self.updates.restarts.by_update(epoch):
+                    raise EngineError(f"request {request_id} was aborted by vLLM")
+                # Stopped by a weight update (ABORT): again from its first token,
+                # on the new weights, once they serve.
+                self.updates.restarts.restarted += 1
+                log.info("request %s aborted by a weight update: run again", request_id)
+                await self.updates.restarts.serving()
+                if request_id in self._caller_aborts or self._llm is None:
+                    raise EngineError(f"request {request_id} was aborted")
+        finally:
+            self._generating.discard(request_id)
+            self._caller_aborts.discard(request_id)
+
+    async def _generate_once(
+        self, request: GenerationRequest, calling: ToolCalling | None
+    ) -> GenerationResult | None:
+        """One run of the request; None when vLLM aborted it."""
         joined = [_Joined() for _ in range(request.n)]
         prompt_tokens = 0
-        calling = await self._tool_calling(request)
+        prompt_ids: tuple[int, ...] = ()
         async for delta in self.stream(request, calling):
             if not 0 <= delta.index < request.n:
                 raise EngineError(f"vLLM answered completion {delta.index} of {request.n}")
             joined[delta.index].add(delta)
             if delta.prompt_tokens is not None:
                 prompt_tokens = delta.prompt_tokens
+            prompt_ids = delta.prompt_token_ids or prompt_ids
         if any(j.finish_reason == "abort" for j in joined):
-            raise EngineError(f"request {request.request_id} was aborted")
+            return None
         samples = tuple(j.sample(request.logprobs) for j in joined)
         if calling is not None:
             samples = tuple(replace(s, text=calling.reply(s.text)) for s in samples)
-        return GenerationResult.of(samples, prompt_tokens)
+        return GenerationResult.of(samples, prompt_tokens, prompt_ids)
 
     async def _tool_calling(self, request: GenerationRequest) -> ToolCalling | None:
         if request.tools is None:
@@ -247,6 +349,7 @@ class VllmEngine:
         the decoding; the deltas are the model's own text, calls unparsed.
         """
         llm = self.llm
+        raise_if_broken(self.updates)
         if not request.messages:
             raise EngineError("a generation request needs at least one message")
         if calling is None:
@@ -260,8 +363,13 @@ class VllmEngine:
         except _CacheMiss:
             log.debug("vLLM no longer holds an image of %s: sent again", request.request_id)
             prompt = await asyncio.to_thread(self._render, request, None)
-            async for delta in self._deltas(llm, prompt, params, request):
-                yield delta
+            try:
+                async for delta in self._deltas(llm, prompt, params, request):
+                    yield delta
+            except _CacheMiss as exc:
+                raise EngineError(
+                    f"vLLM lost the images of {request.request_id} twice in a row"
+                ) from exc
 
     async def _deltas(
         self, llm: Any, prompt: RenderedPrompt, params: Any, request: GenerationRequest
@@ -278,20 +386,31 @@ class VllmEngine:
             inputs,
             params,
             request.request_id,
+            # Read as the request starts: a request keeps its adapter to the end.
+            lora_request=self.updates.lora_request(),
             # The chat template already wrote the special tokens (BOS...).
             tokenization_kwargs={"add_special_tokens": False},
         )
         self._inflight.add(request.request_id)
+        self._generated[request.request_id] = 0
         answered = False
+        prompt_ids: tuple[int, ...] = ()
         try:
             async for output in outputs:
                 answered = True
                 prompt_tokens = len(output.prompt_token_ids) if output.prompt_token_ids else None
+                # Once per request: converted from vLLM's list only the first time.
+                first_ids = () if prompt_ids else tuple(output.prompt_token_ids or ())
+                prompt_ids = prompt_ids or first_ids
                 if not output.outputs:
-                    yield Delta("", 0, prompt_tokens)
+                    yield Delta("", 0, prompt_tokens, prompt_token_ids=first_ids)
+                    first_ids = ()
                 # With n > 1, each output carries the samples that advanced.
                 for completion in output.outputs:
                     ids = tuple(int(t) for t in completion.token_ids)
+                    if _is_drift_miss(completion, self._generated[request.request_id], prompt):
+                        raise _CacheMiss
+                    self._generated[request.request_id] += len(ids)
                     yield Delta(
                         text=completion.text,
                         token_count=len(ids),
@@ -302,27 +421,38 @@ class VllmEngine:
                         token_logprobs=(
                             _sampled_logprobs(ids, completion.logprobs) if request.logprobs else ()
                         ),
+                        prompt_token_ids=first_ids,
+                        versions=spans_of(completion.weight_versions),
                     )
+                    first_ids = ()
         except (asyncio.CancelledError, GeneratorExit):
             # vLLM's generator aborted the request on its way out.
             self.aborted.append(request.request_id)
             raise
-        except EngineError:
+        except (EngineError, _CacheMiss):
             raise
         except Exception as exc:
-            if not answered and prompt.named_only and _is_cache_miss(exc):
+            # Sent by id alone, or by vLLM's own hash of an image it believed sent:
+            # vLLM forgot the image since (and says so before it starts).
+            if not answered and prompt.images and _is_cache_miss(exc):
                 raise _CacheMiss from exc
             raise EngineError(_describe(exc)) from exc
         finally:
             self._inflight.discard(request.request_id)
+            self._generated.pop(request.request_id, None)
             await outputs.aclose()
 
     async def abort(self, request_id: str) -> None:
         self.aborted.append(request_id)
+        if request_id in self._generating:
+            # Not run again after an update's resume, even if that aborted it first.
+            self._caller_aborts.add(request_id)
         if self._llm is not None:
             await self._llm.abort(request_id)
 
     async def close(self) -> None:
+        # Before the engine goes: no update starts, requests waiting for one wake up.
+        self.updates.closing()
         llm, self._llm = self._llm, None
         if llm is None:
             return
@@ -369,8 +499,9 @@ class VllmEngine:
         )
         return RenderedPrompt(str(text), images, ids)
 
-    @staticmethod
-    def _sampling_params(request: GenerationRequest, calling: ToolCalling | None = None) -> Any:
+    def _sampling_params(
+        self, request: GenerationRequest, calling: ToolCalling | None = None
+    ) -> Any:
         from vllm.sampling_params import RequestOutputKind, SamplingParams, StructuredOutputsParams
 
         sampling = request.sampling
@@ -385,18 +516,20 @@ class VllmEngine:
             # "required"), as `vllm serve` would apply it; it replaces a JSON schema.
             structured = calling.structured_outputs
             extra["skip_special_tokens"] = calling.skip_special_tokens
-        return SamplingParams(
-            n=request.n,
-            max_tokens=sampling.max_tokens,
-            temperature=sampling.temperature,
-            top_p=sampling.top_p,
-            seed=sampling.seed,
+        fields: dict[str, Any] = {
+            **self.sampling_extra,
+            "n": request.n,
+            "max_tokens": sampling.max_tokens,
+            "temperature": sampling.temperature,
+            "top_p": sampling.top_p,
+            "seed": sampling.seed,
             # 0: no alternatives, only each sampled token's own log-probability.
-            logprobs=0 if request.logprobs else None,
-            structured_outputs=structured,
-            output_kind=RequestOutputKind.DELTA,
+            "logprobs": 0 if request.logprobs else None,
+            "structured_outputs": structured,
+            "output_kind": RequestOutputKind.DELTA,
             **extra,
-        )
+        }
+        return SamplingParams(**fields)
 
 
 def _shutdown_when_built(build: asyncio.Future[tuple[Any, Any]]) -> None:
@@ -430,6 +563,20 @@ def _is_cache_miss(exc: BaseException) -> bool:
             return True
         seen = seen.__cause__ or seen.__context__
     return False
+
+
+def _is_drift_miss(completion: Any, generated: int, prompt: RenderedPrompt) -> bool:
+    """vLLM's answer to an image its processor cache's two sides disagree on (the
+    sender believed it sent, the engine core no longer holds it): the request
+    ends at once with finish reason "error" and no token, and the sender forgets
+    the image, so that sending the request again sends its pixels ("expected and
+    self-healing", vLLM's MultiModalCacheMissError says)."""
+    return (
+        completion.finish_reason == "error"
+        and generated == 0
+        and not completion.token_ids
+        and bool(prompt.images)
+    )
 
 
 def _describe(exc: Exception) -> str:

@@ -1,0 +1,530 @@
+"""Weights that change while the vllm engine serves: vLLM's CPU build, the tiny
+Holotron-architecture model, and a second checkpoint of it with other random weights.
+
+One engine for the module (with LoRA enabled, so adapters and full updates run on
+the same engine; every request ignores EOS, so a long request is long). The
+tests update it back and forth between the two checkpoints A (the engine's own
+folder) and B: each test swaps to whichever does not serve (`other`). Random
+weights give gibberish: the tests compare token ids (greedy), never meaning.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import pytest_asyncio
+from safetensors.numpy import load_file, save_file
+from transformers import AutoTokenizer
+
+from holodesk.daemon.engines.base import (
+    EngineError,
+    GenerationRequest,
+    GenerationResult,
+    SamplingParams,
+    TextPart,
+)
+from holodesk.daemon.engines.chat import template_chat
+from holodesk.daemon.engines.vllm_engine import VllmEngine
+from holodesk.daemon.engines.weights import (
+    CheckpointInvalidError,
+    CheckpointNotFoundError,
+    EngineClosingError,
+    PolicyVersion,
+    UpdatableEngine,
+    UpdateBusyError,
+    UpdateIneffectiveError,
+    UpdateMode,
+    UpdateUnsupportedError,
+)
+from holodesk.values.generation import VersionSpan
+from tests.daemon.support import GUARD_S
+from tests.engines.support import (
+    TILE_TOKENS,
+    chat_request,
+    cpu_engine_args,
+    eventually,
+    needs_vllm,
+    png,
+    request,
+)
+from tests.support.tiny_models import (
+    IMG_CONTEXT,
+    IMG_END,
+    IMG_START,
+    TinyModel,
+    build_tiny_nemotron_vl,
+)
+
+pytestmark = [
+    pytest.mark.vllm,
+    pytest.mark.asyncio(loop_scope="module"),
+    pytest.mark.timeout(300),
+    needs_vllm,
+]
+
+# Tokens of a request that must still run when an update pauses generation.
+LONG = 160
+# Tokens of a greedy probe of which weights serve.
+SHORT = 8
+LORA_RANK = 8
+
+
+def engine_args(model: Path, **extra: Any) -> dict[str, Any]:
+    return cpu_engine_args(
+        model,
+        dtype="bfloat16",  # vLLM casts vision features to bf16
+        max_num_seqs=8,
+        images=2,
+        trust_remote_code=True,  # the config class lives in the checkpoint
+        **extra,
+    )
+
+
+@dataclass(frozen=True)
+class Checkpoints:
+    a: Path  # the engine's own folder
+    b: Path  # the same model with other random weights
+    a_checksum: str  # the engine's fingerprint of A
+    truncated: Path
+    wider: Path
+    adapter: Path
+    adapter_for_another_base: Path
+    scratch: Path
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def engine(tiny_model: TinyModel, vllm_env: None) -> AsyncIterator[VllmEngine]:
+    engine = VllmEngine(
+        engine_args(tiny_model.path, enable_lora=True, max_lora_rank=LORA_RANK, max_loras=1),
+        sampling_extra={"ignore_eos": True},
+    )
+    started = time.perf_counter()
+    await engine.start()
+    print(f"\nvllm engine start (import included): {time.perf_counter() - started:.1f} s")
+    yield engine
+    await engine.close()
+
+
+@pytest.fixture(scope="module")
+def checkpoints(
+    engine: VllmEngine, tiny_model: TinyModel, tmp_path_factory: pytest.TempPathFactory
+) -> Checkpoints:
+    root = tmp_path_factory.mktemp("checkpoints")
+    assert engine.policy_version.number == 0, "the checkpoints fixture records A's fingerprint"
+    # B: the model of another seed, in a copy of A's folder (A's config and tokenizer).
+    other = build_tiny_nemotron_vl(root / "seed-1", replace(tiny_model.spec, seed=1))
+    b = _copy(tiny_model.path, root / "b")
+    shutil.copyfile(other.path / "model.safetensors", b / "model.safetensors")
+    truncated = _copy(b, root / "half-written")
+    weights = truncated / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
+    wider = build_tiny_nemotron_vl(root / "wider", replace(tiny_model.spec, hidden_size=96)).path
+    return Checkpoints(
+        a=tiny_model.path,
+        b=b,
+        a_checksum=engine.policy_version.checksum,
+        truncated=truncated,
+        wider=wider,
+        adapter=_adapter(root / "adapter", hidden=tiny_model.spec.hidden_size),
+        adapter_for_another_base=_adapter(root / "adapter-96", hidden=96),
+        scratch=root,
+    )
+
+
+def _copy(source: Path, target: Path) -> Path:
+    shutil.copytree(source, target)
+    return target
+
+
+def _adapter(folder: Path, *, hidden: int) -> Path:
+    """A PEFT LoRA adapter on the attention layer (layer 1 of "M*M-") of a base
+    whose hidden size is `hidden`, with weights large enough to change greedy output."""
+    folder.mkdir()
+    rng = np.random.default_rng(7)
+    spec = TinyModelSizes()
+    outputs = {"q_proj": spec.q, "k_proj": spec.kv, "v_proj": spec.kv, "o_proj": hidden}
+    inputs = {"q_proj": hidden, "k_proj": hidden, "v_proj": hidden, "o_proj": spec.q}
+    tensors = {}
+    for name, out in outputs.items():
+        base = f"base_model.model.language_model.backbone.layers.1.mixer.{name}"
+        tensors[f"{base}.lora_A.weight"] = rng.standard_normal((LORA_RANK, inputs[name]))
+        tensors[f"{base}.lora_B.weight"] = rng.standard_normal((out, LORA_RANK))
+    save_file(
+        {k: (v * 0.5).astype(np.float32) for k, v in tensors.items()},
+        str(folder / "adapter_model.safetensors"),
+    )
+    config = {
+        "peft_type": "LORA",
+        "r": LORA_RANK,
+        "lora_alpha": 2 * LORA_RANK,
+        "target_modules": sorted(outputs),
+        "bias": "none",
+        "task_type": "CAUSAL_LM",
+    }
+    (folder / "adapter_config.json").write_text(json.dumps(config))
+    return folder
+
+
+@dataclass(frozen=True)
+class TinyModelSizes:
+    """Attention sizes of TinyNemotronSpec's defaults: 2 query heads, 1 kv head, 32 each."""
+
+    q: int = 64
+    kv: int = 32
+
+
+def other(engine: VllmEngine, checkpoints: Checkpoints) -> Path:
+    """The checkpoint that does not serve now."""
+    serving_a = engine.policy_version.checksum == checkpoints.a_checksum
+    return checkpoints.b if serving_a else checkpoints.a
+
+
+def serving(engine: VllmEngine, checkpoints: Checkpoints) -> Path:
+    return checkpoints.a if other(engine, checkpoints) == checkpoints.b else checkpoints.b
+
+
+async def greedy(engine: VllmEngine, request_id: str) -> tuple[int, ...]:
+    """The greedy token ids of a fixed short request, checked to be of one version."""
+    probe = replace(request(request_id, images=1, max_tokens=SHORT), logprobs=True)
+    result = await engine.generate(probe)
+    (sample,) = result.samples
+    assert sample.versions == (VersionSpan(engine.policy_version.number, 0, SHORT),)
+    return sample.token_ids
+
+
+def long_request(request_id: str, images: int = 1) -> GenerationRequest:
+    return request(request_id, images=images, max_tokens=LONG)
+
+
+async def running(engine: VllmEngine, *request_ids: str) -> None:
+    """Wait until each request has sampled some tokens (so it is decoding, not prefilling)."""
+
+    def decoding() -> bool:
+        return all(engine.generated(request_id) >= 4 for request_id in request_ids)
+
+    await eventually(decoding, f"{', '.join(request_ids)} decode")
+
+
+async def paused(engine: VllmEngine) -> None:
+    deadline = asyncio.get_running_loop().time() + GUARD_S
+    while not await engine.llm.is_paused():
+        assert asyncio.get_running_loop().time() < deadline, "generation never paused"
+        await asyncio.sleep(0.02)
+
+
+def one_span(result: GenerationResult) -> VersionSpan:
+    (sample,) = result.samples
+    (span,) = sample.versions
+    return span
+
+
+async def test_the_engine_is_updatable_and_labels_its_weights(
+    engine: VllmEngine, checkpoints: Checkpoints
+) -> None:
+    assert isinstance(engine, UpdatableEngine)
+    version = engine.policy_version
+    assert version == PolicyVersion(0, checksum=checkpoints.a_checksum)
+    assert version.checksum.startswith("sha256:")
+    assert await engine.llm.get_weight_version() == "0"
+    assert not engine.updating
+    await greedy(engine, "label-probe")
+
+
+async def test_keep_continues_requests_in_flight_on_the_new_weights(
+    engine: VllmEngine, checkpoints: Checkpoints
+) -> None:
+    before = engine.policy_version
+    baseline = await greedy(engine, "keep-before")
+    tasks = [
+        asyncio.create_task(engine.generate(long_request(f"keep-{i}", images=i))) for i in (0, 1)
+    ]
+    await running(engine, "keep-0", "keep-1")
+    update = await engine.update_weights(other(engine, checkpoints), UpdateMode.KEEP, label="b")
+    results = await asyncio.wait_for(asyncio.gather(*tasks), GUARD_S * 4)
+
+    new = update.version
+    assert (new.number, new.label, update.previous, update.mode) == (
+        before.number + 1,
+        "b",
+        before,
+        UpdateMode.KEEP,
+    )
+    assert new.checksum.startswith("sha256:")
+    assert new.checksum != before.checksum
+    assert (update.requests_in_flight, update.requests_retried) == (2, 0)
+    assert 0 < update.paused_seconds <= update.seconds
+    assert engine.policy_version == new
+    assert await engine.llm.get_weight_version() == str(new.number)
+    for result in results:
+        (sample,) = result.samples
+        assert sample.completion_tokens == LONG
+        # Frozen mid-way, then finished on the new weights: two spans, in order.
+        old_span, new_span = sample.versions
+        assert old_span == VersionSpan(before.number, 0, old_span.end)
+        assert new_span == VersionSpan(new.number, old_span.end, LONG)
+        assert 0 < old_span.end < LONG
+    assert await greedy(engine, "keep-after") != baseline
+
+
+async def test_wait_finishes_requests_in_flight_on_the_old_weights_first(
+    engine: VllmEngine, checkpoints: Checkpoints
+) -> None:
+    before = engine.policy_version
+    target = other(engine, checkpoints)
+    long = asyncio.create_task(engine.generate(long_request("wait-long")))
+    await running(engine, "wait-long")
+    update_task = asyncio.create_task(engine.update_weights(target, UpdateMode.WAIT))
+    await paused(engine)
+    assert engine.updating
+    # A second update while one runs is refused at once, and changes nothing.
+    with pytest.raises(UpdateBusyError, match="another update"):
+        await engine.update_weights(target, UpdateMode.KEEP)
+    late = asyncio.create_task(engine.generate(request("wait-late", max_tokens=SHORT)))
+    update = await asyncio.wait_for(update_task, GUARD_S * 4)
+    in_flight, after_pause = await asyncio.gather(long, late)
+
+    assert update.version.number == before.number + 1
+    assert update.mode is UpdateMode.WAIT
+    assert update.requests_in_flight == 1
+    assert one_span(in_flight) == VersionSpan(before.number, 0, LONG)
+    assert one_span(after_pause) == VersionSpan(update.version.number, 0, SHORT)
+    assert not engine.updating
+
+
+async def test_abort_runs_requests_in_flight_again_on_the_new_weights(
+    engine: VllmEngine, checkpoints: Checkpoints
+) -> None:
+    before = engine.policy_version
+    tasks = [
+        asyncio.create_task(engine.generate(long_request(f"abort-{i}", images=i))) for i in (0, 1)
+    ]
+    await running(engine, "abort-0", "abort-1")
+    update = await engine.update_weights(other(engine, checkpoints), UpdateMode.ABORT)
+    # No caller sees the abort: each gets one answer, wholly of the new version.
+    results = await asyncio.wait_for(asyncio.gather(*tasks), GUARD_S * 4)
+
+    assert update.version.number == before.number + 1
+    assert (update.requests_in_flight, update.requests_retried) == (2, 2)
+    for result in results:
+        # Run again from its first token: LONG tokens, not LONG + those aborted.
+        assert result.completion_tokens == LONG
+        assert one_span(result) == VersionSpan(update.version.number, 0, LONG)
+
+
+async def test_the_old_weights_serve_again_after_a_round_trip(
+    engine: VllmEngine, checkpoints: Checkpoints
+) -> None:
+    """Back to a checkpoint that served before: the same fingerprint, the same greedy
+    output as then (nothing of the weights in between, nor of their caches, is left)."""
+    first = serving(engine, checkpoints)
+    first_version = engine.policy_version
+    first_output = await greedy(engine, "trip-1")
+    await engine.update_weights(other(engine, checkpoints), UpdateMode.KEEP)
+    between = await greedy(engine, "trip-2")
+    back = await engine.update_weights(first, UpdateMode.KEEP)
+    assert back.version.checksum == first_version.checksum
+    assert back.version.number == first_version.number + 2
+    assert between != first_output
+    assert await greedy(engine, "trip-3") == first_output
+
+
+@pytest.mark.parametrize("part", ["mlp1.", "vision_model."])
+async def test_a_checkpoint_that_changes_only_the_projector_or_the_vision_tower_is_loaded(
+    engine: VllmEngine, checkpoints: Checkpoints, part: str
+) -> None:
+    """The model loads its projector (mlp1) without its parameters' weight loaders,
+    which vLLM's in-place reload alone never sees: the old projector stayed, and
+    this update failed as ineffective. A changed vision tower reaches the output too."""
+    base = serving(engine, checkpoints)
+    mixed = _mixed(base, other(engine, checkpoints), part, checkpoints.scratch / f"only-{part}")
+    before = engine.policy_version
+    baseline = await greedy(engine, f"{part}before")
+    update = await engine.update_weights(mixed, UpdateMode.KEEP)
+    assert update.version.checksum != before.checksum
+    assert await greedy(engine, f"{part}changed") != baseline
+    back = await engine.update_weights(base, UpdateMode.KEEP)
+    assert back.version.checksum == before.checksum
+    assert await greedy(engine, f"{part}back") == baseline
+
+
+def _mixed(base: Path, donor: Path, part: str, target: Path) -> Path:
+    """`base` with the tensors whose names start with `part` taken from `donor`."""
+    folder = _copy(base, target)
+    tensors = load_file(str(base / "model.safetensors"))
+    donated = {
+        k: v for k, v in load_file(str(donor / "model.safetensors")).items() if k.startswith(part)
+    }
+    assert donated
+    save_file({**tensors, **donated}, str(folder / "model.safetensors"), metadata={"format": "pt"})
+    return folder
+
+
+async def test_the_serving_weights_again_are_refused_as_ineffective(
+    engine: VllmEngine, checkpoints: Checkpoints
+) -> None:
+    before = engine.policy_version
+    baseline = await greedy(engine, "same-before")
+    with pytest.raises(UpdateIneffectiveError, match="left the weights as they were"):
+        await engine.update_weights(serving(engine, checkpoints), UpdateMode.KEEP)
+    assert engine.policy_version == before
+    assert await engine.llm.get_weight_version() == str(before.number)
+    assert await greedy(engine, "same-after") == baseline
+    # A version not above the serving one is refused before anything is read.
+    with pytest.raises(CheckpointInvalidError, match="not above the serving version"):
+        await engine.update_weights(
+            other(engine, checkpoints), UpdateMode.KEEP, version=before.number
+        )
+
+
+@pytest.mark.parametrize(
+    ("case", "error", "message"),
+    [
+        ("missing", CheckpointNotFoundError, "does not exist"),
+        ("truncated", CheckpointInvalidError, "is half-written"),
+        ("wider", CheckpointInvalidError, "has another shape"),
+    ],
+)
+async def test_a_bad_checkpoint_is_refused_and_the_old_weights_serve(
+    engine: VllmEngine,
+    checkpoints: Checkpoints,
+    case: str,
+    error: type[Exception],
+    message: str,
+) -> None:
+    path = {
+        "missing": checkpoints.scratch / "no-such-checkpoint",
+        "truncated": checkpoints.truncated,
+        "wider": checkpoints.wider,
+    }[case]
+    before = engine.policy_version
+    baseline = await greedy(engine, f"{case}-before")
+    with pytest.raises(error, match=message):
+        await engine.update_weights(path, UpdateMode.ABORT)
+    assert engine.policy_version == before
+    assert not engine.updating
+    assert await greedy(engine, f"{case}-after") == baseline
+
+
+async def test_a_load_that_fails_midway_loads_the_previous_weights_again(
+    engine: VllmEngine, checkpoints: Checkpoints
+) -> None:
+    """The second shard vanishes after the checks passed, while WAIT drains: the
+    first shard's layers were loaded, so the previous checkpoint is loaded again."""
+    sharded = _sharded(other(engine, checkpoints), checkpoints.scratch / "sharded")
+    before = engine.policy_version
+    baseline = await greedy(engine, "midway-before")
+    long = asyncio.create_task(engine.generate(long_request("midway-long")))
+    await running(engine, "midway-long")
+    update_task = asyncio.create_task(engine.update_weights(sharded, UpdateMode.WAIT))
+    await paused(engine)
+    (sharded / "model-00002-of-00002.safetensors").unlink()
+    await engine.abort("midway-long")  # its caller gives up: the drain ends now
+    with pytest.raises(EngineError, match="midway-long was aborted"):
+        await long
+    with pytest.raises(CheckpointNotFoundError, match="were loaded again and serve") as refused:
+        await asyncio.wait_for(update_task, GUARD_S * 4)
+    assert "model-00002-of-00002.safetensors" in str(refused.value)
+    assert engine.policy_version == before
+    assert not engine.updates.broken
+    assert await greedy(engine, "midway-after") == baseline
+
+
+def _sharded(source: Path, target: Path) -> Path:
+    """`source`'s weights in two shards: the language model's, then the rest."""
+    folder = _copy(source, target)
+    (folder / "model.safetensors").unlink()
+    tensors = load_file(str(source / "model.safetensors"))
+    shards = {
+        "model-00001-of-00002.safetensors": {
+            k: v for k, v in tensors.items() if k.startswith("language_model.")
+        },
+        "model-00002-of-00002.safetensors": {
+            k: v for k, v in tensors.items() if not k.startswith("language_model.")
+        },
+    }
+    weight_map = {}
+    for name, shard in shards.items():
+        save_file(shard, str(folder / name), metadata={"format": "pt"})
+        weight_map.update(dict.fromkeys(shard, name))
+    index = {"metadata": {}, "weight_map": weight_map}
+    (folder / "model.safetensors.index.json").write_text(json.dumps(index))
+    return folder
+
+
+async def test_a_lora_adapter_serves_every_later_request_until_unloaded(
+    engine: VllmEngine, checkpoints: Checkpoints
+) -> None:
+    before = engine.policy_version
+    baseline = await greedy(engine, "lora-before")
+    loaded = await engine.load_adapter(checkpoints.adapter, "tuned", UpdateMode.KEEP)
+    # A vLLM request keeps the adapter it started with: KEEP runs as WAIT.
+    assert loaded.mode is UpdateMode.WAIT
+    assert loaded.version == PolicyVersion(before.number + 1, "", "tuned", before.checksum)
+    tuned = await greedy(engine, "lora-on")
+    assert tuned != baseline
+
+    with pytest.raises(CheckpointInvalidError, match="LoRA for another base"):
+        await engine.load_adapter(checkpoints.adapter_for_another_base, "bad", UpdateMode.WAIT)
+    assert engine.policy_version == loaded.version
+    assert await greedy(engine, "lora-still") == tuned
+
+    unloaded = await engine.unload_adapter(UpdateMode.ABORT)
+    assert unloaded.version == PolicyVersion(before.number + 2, "", "", before.checksum)
+    assert await greedy(engine, "lora-off") == baseline
+    with pytest.raises(CheckpointInvalidError, match="no adapter serves"):
+        await engine.unload_adapter(UpdateMode.WAIT)
+
+
+async def test_updates_the_engine_configuration_cannot_do_are_refused(
+    tiny_model: TinyModel, checkpoints: Checkpoints
+) -> None:
+    without_lora = VllmEngine(engine_args(tiny_model.path))
+    with pytest.raises(UpdateUnsupportedError, match="enable_lora=true") as refused:
+        await without_lora.load_adapter(checkpoints.adapter, "tuned", UpdateMode.WAIT)
+    assert "merge the adapter into a checkpoint" in str(refused.value)
+    theirs = VllmEngine(engine_args(tiny_model.path, worker_extension_cls="their.Extension"))
+    with pytest.raises(UpdateUnsupportedError, match="weight updates need holodesk's"):
+        await theirs.update_weights(checkpoints.b, UpdateMode.KEEP)
+
+
+async def test_prompt_token_ids_are_the_rendered_prompt_with_images_expanded(
+    engine: VllmEngine, tiny_model: TinyModel
+) -> None:
+    parts = (png(320, 320, 1), TextPart("Open the menu."), png(320, 320, 2))
+    step = chat_request("prompt-ids", parts, SamplingParams(max_tokens=SHORT))
+    result = await engine.generate(step)
+
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny_model.path))
+    chat = template_chat(step.messages, decode=False)
+    text = tokenizer.apply_chat_template(chat.messages, tokenize=False, add_generation_prompt=True)
+    image = tokenizer.convert_tokens_to_ids(IMG_CONTEXT)
+    # One 320x320 tile each: <img>, 256 x <image>, </img> where the template wrote <image>.
+    tile = [
+        tokenizer.convert_tokens_to_ids(IMG_START),
+        *[image] * (TILE_TOKENS - 2),
+        tokenizer.convert_tokens_to_ids(IMG_END),
+    ]
+    expected: list[int] = []
+    for token in tokenizer(text, add_special_tokens=False)["input_ids"]:
+        expected.extend(tile if token == image else [token])
+    assert expected.count(image) == 2 * (TILE_TOKENS - 2)
+    assert result.prompt_token_ids == tuple(expected)
+    assert result.prompt_tokens == len(expected)
+
+
+async def test_an_update_after_close_is_refused(
+    engine: VllmEngine, checkpoints: Checkpoints
+) -> None:
+    """Last in the module: it closes the module's engine."""
+    await engine.close()
+    with pytest.raises(EngineClosingError, match="shutting down"):
+        await engine.update_weights(other(engine, checkpoints), UpdateMode.KEEP)
