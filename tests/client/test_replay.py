@@ -182,6 +182,30 @@ def test_actions_that_did_not_run_when_recorded_are_not_replayed(tmp_path: Path)
     assert not [e for e in backend.input.events if isinstance(e, Text)]
 
 
+@pytest.mark.parametrize("start_anyway", [False, True], ids=["stops", "start-anyway"])
+def test_a_start_screen_that_does_not_match_stops_before_any_action(
+    tmp_path: Path, start_anyway: bool
+) -> None:
+    recording = record(tmp_path, fake.create(), FORM)
+    backend = fake.create()
+    paint(backend, (400, 300, 799, 499), "#ff00ff")  # not the screen the session began on
+    settings = ReplaySettings(settle_s=0, start_anyway=start_anyway)
+    result = Replayer(LoadedRecording.load(recording), backend, settings).run()
+
+    assert not result.ok
+    assert result.steps[0].step == 0
+    assert not result.steps[0].matched
+    if start_anyway:
+        assert not result.stopped_at_start
+        assert [s.step for s in result.steps] == [0, 1, 2, 3]
+        assert Text("hé") in backend.input.events
+    else:
+        assert result.stopped_at_start
+        assert [s.step for s in result.steps] == [0]
+        assert "no action was run" in result.steps[0].note
+        assert backend.input.events == []
+
+
 def test_a_changed_screen_is_reported_at_its_step_with_where_it_changed(tmp_path: Path) -> None:
     recording = record(tmp_path, fake.create(), FORM)
     backend = fake.create()

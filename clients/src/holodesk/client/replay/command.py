@@ -1,7 +1,9 @@
 """`holodesk replay RECORDING`: re-run a recorded session's actions here, compare the screens.
 
 A regression test for an app or a desktop: exit 0 when every step's screen
-matches the recording within the threshold, 1 otherwise.
+matches the recording within the threshold, 1 otherwise. A screen that does not
+match the recording's start stops the replay before its first action (exit 1,
+saying what differs) unless --start-anyway asks to act regardless.
 """
 
 from __future__ import annotations
@@ -86,6 +88,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="do not compare the screen with the recording's first frame before acting",
     )
+    parser.add_argument(
+        "--start-anyway",
+        action="store_true",
+        help="replay even when the screen before the first action does not match the "
+        "recording's first frame (by default replay stops there, having run nothing)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -97,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
             settle_s=args.settle,
             diff_dir=args.diff_dir,
             check_start=not args.no_start_check,
+            start_anyway=args.start_anyway,
         )
         recording = LoadedRecording.load(args.recording)
     except (RecordingError, ValueError) as error:
@@ -123,6 +132,8 @@ def run(args: argparse.Namespace) -> int:
                 bar.note(_line(step), markup=True)
                 if step.step:  # step 0 is the check before the first step
                     bar.advance()
+                elif not step.matched and settings.start_anyway:
+                    bar.note(shown(f"holodesk replay: warning: {start_mismatch(step, settings)}"))
 
             result = Replayer(recording, backend, settings, on_step=step_done).run()
     except (ReplayError, RecordingError) as error:
@@ -133,7 +144,35 @@ def run(args: argparse.Namespace) -> int:
     finally:
         backend.close()
     Console(highlight=False).print(table(result, settings))
+    if result.stopped_at_start:
+        message = (
+            f"{start_mismatch(result.steps[0], settings)}. Replay stopped before its first "
+            "step: no action was run. Put the app back in the state the recording started "
+            "from, or pass --start-anyway to replay on this screen regardless"
+        )
+        if settings.diff_dir is None:
+            message += " (--diff-dir DIR draws the difference)"
+        return command_error("replay", message, ExitCode.FAILED)
     return ExitCode.SUCCEEDED if result.ok else ExitCode.FAILED
+
+
+def start_mismatch(step: StepReplay, settings: ReplaySettings) -> str:
+    """Step 0's mismatch in words: how much differs against which limit, and where."""
+    said = "the screen does not match the recording's start (step 0, before the first action)"
+    diff = step.diff
+    if diff is None:
+        return said
+    said += (
+        f": {diff.fraction:.2%} of the frame differs (at most {settings.threshold:.2%} may), "
+        f"{diff.local_fraction:.0%} of its densest text line "
+        f"(at most {settings.local_threshold:.0%})"
+    )
+    if diff.bbox is not None:
+        left, top, right, bottom = diff.bbox
+        said += f", changes within {right - left}×{bottom - top} at ({left}, {top})"
+    if step.diff_file is not None:
+        said += f"; diff: {step.diff_file}"
+    return said
 
 
 def backend_options(
@@ -205,6 +244,8 @@ COMMAND = Command(
     description=(
         "Execute each recorded step's actions through this client's platform backend, "
         "capture the screen as the client did, and compare it with the recorded frame. "
+        "A screen that does not match the recording's start stops the replay before its "
+        "first action (see --start-anyway). "
         "Exit 0 when every step matches within the threshold, 1 otherwise."
     ),
     configure=configure,

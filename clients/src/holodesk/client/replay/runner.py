@@ -12,6 +12,12 @@ Apps repaint asynchronously, and the live session's next frame came after the
 model had thought for a while; so a step's screen is re-captured until it
 matches or `settle_s` runs out, and only then called a mismatch.
 Done / fail / ask_user are never executed: they talk to the daemon, not the desktop.
+
+Before the first action the screen is compared with the recording's first frame
+(step 0). When they differ, the replay stops there, having run nothing: the
+recorded actions were meant for that screen, and on another one they do real work
+nobody asked for (an app that was not reset receives its text a second time).
+ReplaySettings.start_anyway is the caller's explicit "act anyway".
 """
 
 from __future__ import annotations
@@ -72,6 +78,10 @@ class ReplaySettings:
     diff_dir: Path | None = None
     # Compare the screen with the recording's first frame before acting.
     check_start: bool = True
+    # Act even when that comparison fails. Off by default: the recorded actions were
+    # meant for the recorded screen, and on another one they do real, unwanted work
+    # (an app not reset receives its text a second time).
+    start_anyway: bool = False
 
     def __post_init__(self) -> None:
         if not 0 <= self.threshold <= 1:
@@ -108,6 +118,8 @@ class StepReplay:
 @dataclass
 class ReplayResult:
     steps: list[StepReplay] = field(default_factory=list)
+    # The screen before the first action did not match step 0, so nothing was run.
+    stopped_at_start: bool = False
 
     @property
     def ok(self) -> bool:
@@ -185,9 +197,13 @@ class Replayer:
         self._check_geometry()
         try:
             if self._settings.check_start and first is not None:
-                self._report(
-                    result, self._compare(StepReplay(0, note="before the first step"), first)
-                )
+                start = self._compare(StepReplay(0, note="before the first step"), first)
+                if not start.matched and not self._settings.start_anyway:
+                    result.stopped_at_start = True
+                    start = _with_note(start, "replay stopped here: no action was run")
+                self._report(result, start)
+                if result.stopped_at_start:
+                    return result
             for step in steps:
                 self._report(result, self._replay(step))
         finally:
