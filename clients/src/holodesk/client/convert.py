@@ -309,7 +309,8 @@ def generation_from_pb(generation: agent_pb2.Generation) -> Generation:
         policy_label=generation.policy_label,
         prompt_token_ids=tuple(generation.prompt_token_ids),
         images=tuple(
-            PromptImage(i.frame_id, i.content_id, i.width, i.height) for i in generation.images
+            PromptImage(i.frame_id, i.content_id, i.width, i.height, i.resized)
+            for i in generation.images
         ),
     )
 

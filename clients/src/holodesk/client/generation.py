@@ -30,6 +30,8 @@ class PromptImage:
     content_id: str
     width: int
     height: int
+    # The daemon resized the frame to this size; False: the engine got it as sent.
+    resized: bool = False
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,8 @@ class PromptImageRef:
     content_id: str
     width: int
     height: int
+    # The daemon resized the frame to width x height (else the engine got it as sent).
+    resized: bool = False
 
 
 @dataclass(frozen=True)

@@ -8,23 +8,14 @@ the size the prompt records: with an in-process engine (vLLM, transformers) a
 dialect may leave the resize to the engine's own processor, which then got the
 frame as sent.
 
-The daemon names those pixels in the content id of each prompt image
-(Generation.images[].content_id, dialects/images.py): the frame's content key for
-the frame as sent, or that key followed by ``@<width>x<height>`` when the daemon
-resized it (bicubic) to that size first. So:
-
-- content id ending in ``@WxH``: the recorded frame resized to W x H, bicubic;
-- any other content id: the recorded frame as is;
-- no content id (unknown): the frame as is only when its size is the prompt's
-  size, else unknown (None).
+Each prompt image says which (Generation.images[].resized, dialects/images.py):
+resized, the recorded frame resized (bicubic) to the prompt image's size; else the
+recorded frame as is.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-
-RESIZED_SUFFIX = re.compile(r"@(?P<width>[1-9][0-9]*)x(?P<height>[1-9][0-9]*)$")
 
 
 @dataclass(frozen=True)
@@ -35,14 +26,8 @@ class EngineInput:
 
 
 def engine_input(
-    content_id: str, frame_size: tuple[int, int], prompt_size: tuple[int, int]
-) -> EngineInput | None:
+    resized: bool, frame_size: tuple[int, int], prompt_size: tuple[int, int]
+) -> EngineInput:
     """The engine's pixels for a prompt image of `prompt_size` made from a recorded
-    frame of `frame_size`; None when the recording cannot tell."""
-    match = RESIZED_SUFFIX.search(content_id)
-    if match is not None:
-        size = (int(match["width"]), int(match["height"]))
-        return EngineInput(None if size == frame_size else size)
-    if content_id or frame_size == prompt_size:
-        return EngineInput(None)
-    return None
+    frame of `frame_size`."""
+    return EngineInput(prompt_size if resized and prompt_size != frame_size else None)

@@ -64,7 +64,6 @@ UNKNOWN_CALL = (
 IMAGES_UNNAMED = "the prompt's images are not named (recorded before prompt images were)"
 FRAME_MISSING = "a prompt image's frame was not recorded"
 FRAME_UNREADABLE = "a prompt image's frame file is missing or not a readable image"
-PIXELS_UNKNOWN = "cannot tell which pixels the engine got for a prompt image"
 
 
 @dataclass(frozen=True, order=True)
@@ -282,9 +281,8 @@ class _RecordingRows:
             raise _SkipError(FRAME_MISSING)
         if not self._is_image(frame.path):
             raise _SkipError(FRAME_UNREADABLE)
-        given = engine_input(content_id, (frame.width, frame.height), (width, height))
-        if given is None:
-            raise _SkipError(PIXELS_UNKNOWN)
+        resized = named.get("resized", False) is True
+        given = engine_input(resized, (frame.width, frame.height), (width, height))
         return PromptImage(
             frame_id,
             content_id,

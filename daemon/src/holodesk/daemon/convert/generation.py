@@ -82,7 +82,11 @@ def generation_to_pb(generation: StepGeneration) -> agent_pb2.Generation:
         ),
         images=[
             agent_pb2.PromptImage(
-                frame_id=i.frame_id, content_id=i.content_id, width=i.width, height=i.height
+                frame_id=i.frame_id,
+                content_id=i.content_id,
+                width=i.width,
+                height=i.height,
+                resized=i.resized,
             )
             for i in generation.images[: limits.MAX_PROMPT_IMAGES]
         ],

@@ -62,6 +62,7 @@ def model_image(
         content_id=content_id,
         loader=functools.partial(_load, frame, decoded, None if as_sent else size),
         source=frame.data,
+        resized=not as_sent,
     )
 
 

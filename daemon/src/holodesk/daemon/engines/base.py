@@ -55,6 +55,9 @@ class ImagePart:
     # holds no more memory than `nbytes` says), from `source` (the encoded frame).
     loader: Callable[[], Image.Image] | None = field(default=None, repr=False)
     source: bytes = field(default=b"", repr=False)
+    # The daemon resized the frame to width x height for these pixels; False: they are
+    # the frame as sent (recorded with the prompt: what a trainer hands the processor).
+    resized: bool = False
 
     @classmethod
     def of_pixels(cls, image: Image.Image, mime_type: str, quality: int = 90) -> ImagePart:

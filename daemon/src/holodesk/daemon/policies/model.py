@@ -376,7 +376,11 @@ class _Record:
             prompt_token_ids=self._prompt_ids[index] if completion is not None else (),
             images=tuple(
                 PromptImageRef(
-                    self._frame_ids.get(id(image), ""), image.content_id, image.width, image.height
+                    self._frame_ids.get(id(image), ""),
+                    image.content_id,
+                    image.width,
+                    image.height,
+                    image.resized,
                 )
                 for message in self.messages
                 for image in message.images

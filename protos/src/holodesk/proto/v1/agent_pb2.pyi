@@ -543,6 +543,7 @@ class PromptImage(_message.Message):
     CONTENT_ID_FIELD_NUMBER: _builtins.int
     WIDTH_FIELD_NUMBER: _builtins.int
     HEIGHT_FIELD_NUMBER: _builtins.int
+    RESIZED_FIELD_NUMBER: _builtins.int
     frame_id: _builtins.str
     """The frame its pixels came from (the recording holds that frame).
     Limit: 128 characters.
@@ -554,6 +555,11 @@ class PromptImage(_message.Message):
     width: _builtins.int
     """The image's size as the model saw it."""
     height: _builtins.int
+    resized: _builtins.bool
+    """The daemon resized the frame to width x height (bicubic) before the engine got
+    it; false: the engine got the frame as sent, and its own image processor resized
+    it (what a trainer must hand the processor to get the same vision inputs).
+    """
     def __init__(
         self,
         *,
@@ -561,10 +567,11 @@ class PromptImage(_message.Message):
         content_id: _builtins.str = ...,
         width: _builtins.int = ...,
         height: _builtins.int = ...,
+        resized: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["content_id", b"content_id", "frame_id", b"frame_id", "height", b"height", "width", b"width"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content_id", b"content_id", "frame_id", b"frame_id", "height", b"height", "resized", b"resized", "width", b"width"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
