@@ -44,6 +44,7 @@ from holodesk.daemon.engines.weights import (
     UpdateIneffectiveError,
     UpdateMode,
     UpdateUnsupportedError,
+    WeightUpdateError,
 )
 from holodesk.values.generation import VersionSpan
 from tests.daemon.support import GUARD_S
@@ -436,6 +437,43 @@ async def test_a_load_that_fails_midway_loads_the_previous_weights_again(
     assert engine.policy_version == before
     assert not engine.updates.broken
     assert await greedy(engine, "midway-after") == baseline
+
+
+async def test_mixed_weights_never_serve_and_a_whole_checkpoint_mends_them(
+    engine: VllmEngine, checkpoints: Checkpoints
+) -> None:
+    """A load fails midway and the previous checkpoint is gone too (a trainer deleted
+    it): the engine refuses every request rather than serve mixed weights, until a
+    whole checkpoint loads."""
+    if serving(engine, checkpoints) != checkpoints.a:
+        await engine.update_weights(checkpoints.a, UpdateMode.KEEP)
+    on_a = await greedy(engine, "mend-a")
+    doomed = _copy(checkpoints.b, checkpoints.scratch / "doomed")
+    await engine.update_weights(doomed, UpdateMode.KEEP)
+    before = engine.policy_version
+    sharded = _sharded(checkpoints.a, checkpoints.scratch / "sharded-a")
+    long = asyncio.create_task(engine.generate(long_request("mend-long")))
+    await running(engine, "mend-long")
+    update_task = asyncio.create_task(engine.update_weights(sharded, UpdateMode.WAIT))
+    await paused(engine)
+    (sharded / "model-00002-of-00002.safetensors").unlink()
+    (doomed / "model.safetensors").unlink()
+    await engine.abort("mend-long")
+    with pytest.raises(EngineError, match="mend-long was aborted"):
+        await long
+    with pytest.raises(WeightUpdateError, match="again failed too") as refused:
+        await asyncio.wait_for(update_task, GUARD_S * 4)
+    assert engine.updates.broken == str(refused.value)
+    assert engine.policy_version == before
+    with pytest.raises(EngineError, match="serves nothing"):
+        await engine.generate(request("mend-refused", max_tokens=SHORT))
+    with pytest.raises(UpdateUnsupportedError, match="serves nothing"):
+        await engine.load_adapter(checkpoints.adapter, "tuned", UpdateMode.WAIT)
+
+    mended = await engine.update_weights(checkpoints.a, UpdateMode.KEEP)
+    assert not engine.updates.broken
+    assert mended.version.checksum == checkpoints.a_checksum
+    assert await greedy(engine, "mend-after") == on_a
 
 
 def _sharded(source: Path, target: Path) -> Path:

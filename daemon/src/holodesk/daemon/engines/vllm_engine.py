@@ -346,7 +346,9 @@ class VllmEngine:
         the daemon does not decode a screen vLLM has processed; if vLLM evicted one
         in between (it says so before it starts the request), the request goes again
         with every image's pixels. With tools, `calling` (made when None) constrains
-        the decoding; the deltas are the model's own text, calls unparsed.
+        the decoding; the deltas are the model's own text, calls unparsed. A weight
+        update in mode ABORT ends the stream with finish reason "abort": only
+        generate() runs such a request again.
         """
         llm = self.llm
         raise_if_broken(self.updates)

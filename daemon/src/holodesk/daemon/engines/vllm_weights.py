@@ -21,7 +21,8 @@ A load that fails midway leaves some tensors new and some old. Nothing may serve
 that: the previous checkpoint (the one that served) is loaded again, its
 fingerprint compared with the one it had, and the update fails saying so. If that
 reload fails too (its folder was deleted since), the requests in flight are
-aborted, `broken` says why, and the engine refuses every request until restarted:
+aborted, `broken` says why, and the engine refuses every request until a whole
+checkpoint loads (the next successful update_weights) or the daemon restarts:
 a daemon that serves no weights is honest, one that serves mixed weights is not.
 
 Modes, as vLLM implements them: KEEP freezes the requests in flight; on resume
@@ -166,6 +167,9 @@ class VllmUpdates:
         self.stage = ""
         # Why the engine serves nothing any more ("": it serves).
         self.broken = ""
+        # The fingerprint of what the worker holds when that is not the serving
+        # version's weights (mixed, while broken; "?" when even that is unknown).
+        self._held = ""
         # Headers of the checkpoint whose weights serve (None: not read yet).
         self._serving: Checkpoint | None = None
         self.adapter: Adapter | None = None
@@ -218,6 +222,8 @@ class VllmUpdates:
             async def swap() -> PolicyVersion:
                 checksum = await self._load(candidate, serving)
                 self._serving = candidate
+                # A whole checkpoint loaded: whatever was mixed before is gone.
+                self.broken, self._held = "", ""
                 adapter = self._version.adapter
                 return PolicyVersion(number, label, adapter, checksum)
 
@@ -283,15 +289,13 @@ class VllmUpdates:
 
     @contextlib.asynccontextmanager
     async def _turn(self) -> AsyncIterator[None]:
-        """One update at a time, none while closing, none on broken weights."""
+        """One update at a time, none while closing."""
         if self._closing:
             raise EngineClosingError("the vllm engine is shutting down: no update starts now")
         if self._busy:
             raise UpdateBusyError(
                 f"another update of the vllm engine is running (stage: {self.stage or 'starting'})"
             )
-        if self.broken:
-            raise UpdateUnsupportedError(f"the vllm engine serves nothing: {self.broken}")
         self._llm()  # EngineError before start() or after close()
         self._busy = True
         try:
@@ -360,16 +364,17 @@ class VllmUpdates:
     async def _load(self, candidate: Checkpoint, serving: Checkpoint) -> str:
         """Load `candidate` in the worker and prove it; on a failure midway, load
         `serving` again. Returns the new fingerprint."""
+        held = self._held or self._version.checksum
         answer = await self._rpc_load(candidate)
         if answer["error"]:
-            if await self._fingerprint() == self._version.checksum:
+            if await self._fingerprint() == held:
                 # It failed before it changed anything.
                 raise _load_error(
                     candidate.path, answer, "no weight changed: the old weights serve"
                 )
             raise await self._restore(candidate, serving, answer)
         checksum = await self._fingerprint()
-        if checksum == self._version.checksum:
+        if checksum == held:
             raise UpdateIneffectiveError(
                 f"loading {candidate.path} left the weights as they were (fingerprint "
                 f"{checksum}): it holds the serving weights; version {self._version.number} "
@@ -406,8 +411,12 @@ class VllmUpdates:
         self.broken = (
             f"loading {candidate.path} failed midway ({failed['error']}) and loading the "
             f"previous weights {serving.path} again failed too ({why}): the weights are "
-            "mixed; restart the daemon"
+            "mixed; update the weights with a whole checkpoint, or restart the daemon"
         )
+        try:
+            self._held = await self._fingerprint()
+        except Exception:
+            self._held = "?"
         log.critical("%s", self.broken)
         return WeightUpdateError(self.broken)
 
@@ -450,6 +459,10 @@ class VllmUpdates:
             )
 
     def _require_lora(self) -> None:
+        if self.broken:
+            raise UpdateUnsupportedError(
+                f"the vllm engine serves nothing: {self.broken} (an adapter needs base weights)"
+            )
         if not self._args.get("enable_lora"):
             raise UpdateUnsupportedError(
                 "the vllm engine was started without LoRA: start it with the engine args "
