@@ -3,8 +3,8 @@
 These check that each script runs end to end and writes what it promises (the
 JSON with a figure per measurement, each with its same-run baseline, and the PNG
 plot), never how fast anything was: targets are read from the output, not asserted.
-The engine-path benchmark starts vLLM, so it carries the `vllm` marker; the
-end-to-end one needs an X server (Xvfb) and xdotool, so it carries `x11`.
+The engine-path and weight-update benchmarks start vLLM, so they carry the `vllm`
+marker; the end-to-end one needs an X server (Xvfb) and xdotool, so it carries `x11`.
 """
 
 from __future__ import annotations
@@ -182,6 +182,32 @@ def test_engine_path_quick(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     for screen in ("512x512", "1920x1080"):
         (kept,) = figures(data, f"steps/s through the daemon, {screen}, 1 sessions")
         assert kept["target"] == ">= 90% kept"
+
+
+@pytest.mark.vllm
+@needs_vllm
+@pytest.mark.timeout(900)
+def test_weight_update_quick(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+    data = run_quick("bench_weight_update", tmp_path)
+    # Quick: no session, then 1 and 4 sessions, one update in each mode.
+    assert [u["mode"] for u in data["data"]["idle"]] == ["keep", "wait", "abort"]
+    levels = data["data"]["levels"]
+    assert [lv["sessions"] for lv in levels] == [1, 4]
+    for level in levels:
+        assert [u["mode"] for u in level["updates"]] == ["keep", "wait", "abort"]
+        assert level["continued"] == [level["sessions"]] * 3
+    for name in ("sessions ended by an update", "action ids received twice"):
+        (figure,) = figures(data, name)
+        assert figure["target"] == "0"
+    (paused,) = figures(data, "generation paused, KEEP, 4 sessions")
+    assert paused["baseline_name"] == "KEEP, 1 session(s)"
+    # Token ids are recorded when asked, and only then.
+    tokens = data["data"]["token_ids"]
+    assert tokens["with"]["prompt_ids"] > 0
+    assert tokens["without"]["prompt_ids"] == 0
+    (events,) = figures(data, "token ids: recorded bytes per step (events.jsonl)")
+    assert events["value"] > events["baseline"]
 
 
 @pytest.mark.x11
