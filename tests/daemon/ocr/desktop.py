@@ -36,6 +36,8 @@ class Desktop:
     file_name: str = ""
     opened: str = ""
     log: list[str] = field(default_factory=list)
+    # The keys of every chord pressed, in order.
+    chords: list[tuple[str, ...]] = field(default_factory=list)
     _boxes: dict[str, Box] = field(default_factory=dict)
 
     @property
@@ -60,6 +62,7 @@ class Desktop:
                 return ActionStatus.FAILED, "no field has the focus"
             self.file_name += action.text
         elif isinstance(action, KeyChord):
+            self.chords.append(action.keys)
             if action.keys == ("enter",) and self.dialog_open:
                 self.opened, self.dialog_countdown = self.file_name, None
         elif not isinstance(action, Wait):

@@ -26,6 +26,7 @@ from holodesk.daemon.policies.ocr.instructions import SUPPORTED_FORMS
 from holodesk.daemon.policies.ocr.planner import PlannerConfig, plan
 from holodesk.daemon.policies.ocr.progress import Progress
 from holodesk.daemon.policies.ocr.reader import TextBox, read_text
+from holodesk.daemon.policies.ocr.replace import CUA_SELECT_ALL, select_all_keys
 
 from .screens import Box, Screen, form_screen
 
@@ -60,13 +61,15 @@ def _inside(point: Point, box: Box) -> bool:
 
 def _answer(text: str) -> dict[str, Any]:
     answer: dict[str, Any] = json.loads(text)
-    assert set(answer) == {"note", "thought", "action"}
-    assert isinstance(answer["action"], dict)
-    for axis in ("x", "y"):
-        if axis in answer["action"]:
-            value = answer["action"][axis]
-            assert isinstance(value, int)
-            assert 0 <= value <= 1000
+    assert set(answer) in ({"note", "thought", "action"}, {"note", "thought", "actions"})
+    actions = answer["actions"] if "actions" in answer else [answer["action"]]
+    for action in actions:
+        assert isinstance(action, dict)
+        for axis in ("x", "y"):
+            if axis in action:
+                value = action[axis]
+                assert isinstance(value, int)
+                assert 0 <= value <= 1000
     return answer
 
 
@@ -87,19 +90,36 @@ def test_click_lands_on_the_target(size: tuple[int, int], target: str) -> None:
 
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("label", ["Name:", "Email address:", "Comments"])
-def test_type_into_clicks_the_labels_field_then_types(size: tuple[int, int], label: str) -> None:
+def test_type_into_clicks_the_labels_field_selects_its_text_then_types(
+    size: tuple[int, int], label: str
+) -> None:
     text = _plan(f'type "Ada Lovelace, née Byron ✓" into "{label.rstrip(":")}"', size)
     assert "née Byron ✓" in text  # Unicode kept as is, not \\u-escaped
-    assert _answer(text)["action"]["action"] == "write_element_abs"
-    click, typed = _actions(text, size)
+    names = [action["action"] for action in _answer(text)["actions"]]
+    assert names == ["click_element", "hotkey", "hotkey", "hotkey", "write"]
+    click, *select, typed = _actions(text, size)
     assert isinstance(click, Click)
     assert _inside(click.point, _screen(size).fields[label])
+    # What the field holds is selected, so that the typing replaces it.
+    assert select == [KeyChord(keys) for keys in CUA_SELECT_ALL]
     assert typed == TypeText("Ada Lovelace, née Byron ✓")
+
+
+def test_the_select_all_keys_are_the_sessions_platforms() -> None:
+    size = (1280, 800)
+    mac = PlannerConfig(select_all=select_all_keys("darwin"))
+    text = plan(
+        'type "x" into "Name"', Progress(), _screen(size).image, mac, lambda _: _words(size)
+    )
+    _, select, _ = _actions(text, size)
+    assert select == KeyChord(("meta", "a"))  # cmd+a
+    assert select_all_keys("linux") == select_all_keys("windows") == CUA_SELECT_ALL
+    assert select_all_keys("web") == select_all_keys("") == CUA_SELECT_ALL
 
 
 def test_type_into_a_label_without_a_field_clicks_the_label() -> None:
     size = (1280, 800)
-    click, _ = _actions(_plan('type "x" into "Customer details"', size), size)
+    click, *_ = _actions(_plan('type "x" into "Customer details"', size), size)
     assert isinstance(click, Click)
     assert _inside(click.point, _screen(size).texts["Customer details"])
 

@@ -18,6 +18,7 @@ from holodesk.daemon.policies.registry import PolicyConfigError, create_policy
 from holodesk.daemon.session.sessions import Session
 from holodesk.daemon.session.values import Ending, SessionOutcome, SessionRequest
 from holodesk.daemon.steps import StepContext
+from holodesk.data.format import ClientInfo
 
 from .desktop import HEIGHT, WIDTH, Desktop
 from .screens import form_screen
@@ -25,10 +26,12 @@ from .screens import form_screen
 FAST = OcrPolicyConfig(planner=PlannerConfig(max_retries=2, retry_wait_s=0.1))
 
 
-async def _run(policy: Policy, task: str, desktop: Desktop, max_steps: int = 15) -> Ending:
+async def _run(
+    policy: Policy, task: str, desktop: Desktop, max_steps: int = 15, client_os: str = ""
+) -> Ending:
     """One session, as the daemon runs it: frame -> decide -> actions -> results."""
     session = Session(
-        SessionRequest(task=task),
+        SessionRequest(task=task, client=ClientInfo(os=client_os)),
         policy_name=policy.name,
         max_steps=max_steps,
         history_frames=policy.history_frames,
@@ -65,7 +68,27 @@ async def test_a_whole_task_runs_to_success(policy: OcrPolicy) -> None:
     assert ending.outcome is SessionOutcome.SUCCEEDED
     assert desktop.opened == "report-été.txt"
     # The dialog came one frame late: the policy waited for it once, then went on.
-    assert desktop.log == ["Click", "Click", "Wait", "Click", "TypeText", "KeyChord"]
+    # Typing into the field clicks it, selects its text (three chords), types over it.
+    select = ["KeyChord"] * 3
+    assert desktop.log == ["Click", "Click", "Wait", "Click", *select, "TypeText", "KeyChord"]
+
+
+@pytest.mark.parametrize(
+    ("client_os", "select"),
+    [
+        ("linux", [("ctrl", "a"), ("ctrl", "home"), ("ctrl", "shift", "end")]),
+        ("darwin", [("meta", "a")]),
+    ],
+)
+async def test_the_field_is_selected_with_the_clients_platforms_keys(
+    policy: OcrPolicy, client_os: str, select: list[tuple[str, ...]]
+) -> None:
+    # The client's SessionStart says which OS it is; the session hands it to the policy.
+    desktop = Desktop(dialog_delay=0)
+    task = 'click "File"; click "Open"; type "a.txt" into "File name"; press enter'
+    ending = await _run(policy, task, desktop, client_os=client_os)
+    assert ending.outcome is SessionOutcome.SUCCEEDED, ending.reason
+    assert desktop.chords == [*select, ("enter",)]
 
 
 async def test_typing_the_screen_does_not_show_fails_the_session_naming_it(
@@ -77,7 +100,8 @@ async def test_typing_the_screen_does_not_show_fails_the_session_naming_it(
     assert ending.outcome is SessionOutcome.FAILED
     assert 'does not show "a.txt" near "File name"' in ending.reason
     # Typed once, looked once more, and no other field beside the label: no Enter.
-    assert desktop.log == ["Click", "Click", "Click", "TypeText", "Wait"]
+    select = ["KeyChord"] * 3  # the field's text selected before typing
+    assert desktop.log == ["Click", "Click", "Click", *select, "TypeText", "Wait"]
 
 
 async def test_text_that_never_appears_fails_the_session_naming_it(policy: OcrPolicy) -> None:

@@ -43,6 +43,10 @@ class StepContext:
     operator_note: str = ""
     # Sampling asked for in SessionStart; None takes the policy's defaults.
     sampling: Sampling | None = None
+    # The client's ClientInfo.os ("linux", "darwin", "windows", "web", "vnc"; "" when
+    # it did not say): a policy that presses keys picks the platform's (the OCR
+    # baseline's select-all, policies/ocr/replace.py).
+    client_os: str = ""
     # Screens the daemon decoded lately (rebuilding deltas), by content key: a policy
     # reads its model images from there rather than decoding the frames again.
     decoded: DecodedLookup | None = field(default=None, repr=False, compare=False)

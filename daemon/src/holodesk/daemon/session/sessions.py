@@ -351,6 +351,7 @@ class Session:
             user_reply=self.user_reply,
             operator_note=self.operator_note,
             sampling=self.request.sampling,
+            client_os=self.request.client.os,
             decoded=decoded,
         )
 

@@ -101,14 +101,18 @@ def _field_below(grey: npt.NDArray[np.int16], label: Box, height: int) -> tuple[
     left, _, _, bottom = label
     x0, width = max(0, left - 2 * height), grey.shape[1]
     min_length = max(3 * height, 40)
-    tops = [
-        e
-        for e in _edges(grey, bottom + 1, bottom + 4 * height, x0, width, min_length)
-        if e.start <= left + 2 * height
-    ]
+
+    def reaching(y0: int, y1: int) -> list[_Edge]:
+        # Edges from the label's side on, each at its full length: a field wider than
+        # the label is (one under a centred label) keeps its left part, where its
+        # text starts, in the box.
+        found = _edges(grey, y0, y1, 0, width, min_length)
+        return [e for e in found if e.end - max(e.start, x0) >= min_length]
+
+    tops = [e for e in reaching(bottom + 1, bottom + 4 * height) if e.start <= left + 2 * height]
     for top_edge in sorted(tops, key=lambda e: e.y):
         # Multi-line fields are tall: look for the bottom border well below.
-        lows = _edges(grey, top_edge.y + 1, top_edge.y + 20 * height, x0, width, min_length)
+        lows = reaching(top_edge.y + 1, top_edge.y + 20 * height)
         for bottom_edge in sorted(lows, key=lambda e: e.y):
             box = _box(top_edge, bottom_edge, min_length)
             if box is not None and box[3] - box[1] >= 0.6 * height:

@@ -9,8 +9,10 @@ next character.
     double-click "File"           also: double click
     right-click "Item"            also: right click
     type "héllo wörld" into "Name"
-                                  click the field that belongs to the label Name
-                                  (also: in), then type
+                                  the field that belongs to the label Name (also:
+                                  in) ends up holding the text: click it, select
+                                  what it holds, type over it; done only when the
+                                  field shows the text, all of it
     type "text"                   type at the current keyboard focus
     press ctrl+s                  a key or chord: enter, tab, ctrl+shift+t, f5,
                                   a single character ...

@@ -5,10 +5,14 @@ with coordinates normalized to 0-1000 of the image, so its output goes through
 the same parser and coordinate mapping as a real model's, and a recording of a
 baseline run reads like one of a model run.
 
-A type into a field is not done when its actions ran: the next screen must show
-the text near the field's label (typing_check.py). Until it does the planner looks
-once more, then types into the next field beside the label, then fails; an action
-that reported OK is no proof that the app received anything.
+A type into a field replaces what the field holds: click into it, select all of
+its text with the keys of the client's platform (replace.py), type. And it is not
+done when its actions ran: the next screen must show the field holding the text,
+all of it (typing_check.py). Until it does the planner looks once more; then, if
+the text did reach the field but beside other text (its old text was not
+replaced), it fails saying what the field shows; if the text is nowhere, it types
+into the next field beside the label, then fails. An action that reported OK is no
+proof that the app received anything.
 """
 
 from __future__ import annotations
@@ -36,9 +40,11 @@ from holodesk.daemon.policies.ocr.instructions import (
 from holodesk.daemon.policies.ocr.matching import DEFAULT_THRESHOLD, Match, find_all, find_text
 from holodesk.daemon.policies.ocr.progress import Progress, marker
 from holodesk.daemon.policies.ocr.reader import TextBox, read_text
+from holodesk.daemon.policies.ocr.replace import CUA_SELECT_ALL, Chord
 from holodesk.daemon.policies.ocr.typing_check import check_typing
 
 Reader = Callable[[Image.Image], list[TextBox]]
+Box = tuple[int, int, int, int]  # left, top, right, bottom, pixels
 
 
 @dataclass(frozen=True)
@@ -51,6 +57,18 @@ class PlannerConfig:
     # Places tried for a type step whose text the screen does not show: where
     # find_field points, then each field beside the label.
     max_type_tries: int = 3
+    # Pressed in order after the click into a field, before typing: they select its
+    # text so that the typing replaces it (replace.select_all_keys per platform).
+    select_all: tuple[Chord, ...] = CUA_SELECT_ALL
+
+
+@dataclass(frozen=True)
+class _Place:
+    """Where a type step clicks, and the outline of the field there (None: the label
+    itself, a placeholder inside a field or a text with no field found)."""
+
+    point: tuple[float, float]
+    field: Box | None
 
 
 def plan(
@@ -101,33 +119,49 @@ def plan_step(
     if found is None:
         return _not_found(step, target, words, progress, total, config)
     if isinstance(step, TypeText):
-        return _type_at(step, progress, total, image, found, 1)
+        return _type_at(step, progress, total, image, found, 1, config)
     x, y = found.center
     thought = f"{_seen(found)}; {describe(step)} at ({x:.0f}, {y:.0f}) px."
     return _answer(note, thought, _grounded(step, _normalize(x, y, image)))
 
 
-def _type_places(image: Image.Image, label: Match) -> list[tuple[float, float]]:
+def _type_places(image: Image.Image, label: Match) -> list[_Place]:
     """Where to click before typing, in the order to try them: the field find_field
     picks (or the label itself), then every other field beside the label."""
     first = find_field(image, label.box)
-    places = [_center(first) if first is not None else label.center]
+    places = [_Place(_center(first), first) if first is not None else _Place(label.center, None)]
     for box in fields_beside(image, label.box):
-        if not any(_inside(place, box) for place in places):
-            places.append(_center(box))
+        if not any(_inside(place.point, box) for place in places):
+            places.append(_Place(_center(box), box))
     return places
 
 
 def _type_at(
-    step: TypeText, progress: Progress, total: int, image: Image.Image, label: Match, attempt: int
+    step: TypeText,
+    progress: Progress,
+    total: int,
+    image: Image.Image,
+    label: Match,
+    attempt: int,
+    config: PlannerConfig,
 ) -> str:
-    """Try `attempt` (1-based) of a type step: click its place, type; checked next look."""
+    """Try `attempt` (1-based) of a type step: click its place, select the field's
+    text, type over it; checked at the next look."""
     places = _type_places(image, label)
-    x, y = places[min(attempt, len(places)) - 1]
+    x, y = places[min(attempt, len(places)) - 1].point
     note = f"{marker(progress.step, total, typed=attempt)} {describe(step)}"
     where = "" if attempt == 1 else f" (try {attempt}: the field beside the label)"
-    thought = f"{_seen(label)}; {describe(step)} at ({x:.0f}, {y:.0f}) px{where}."
-    return _answer(note, thought, _grounded(step, _normalize(x, y, image)))
+    thought = (
+        f"{_seen(label)}; {describe(step)} at ({x:.0f}, {y:.0f}) px{where}, "
+        "replacing what the field holds."
+    )
+    nx, ny = _normalize(x, y, image)
+    actions: list[dict[str, Any]] = [
+        {"action": "click_element", "element": step.into, "x": nx, "y": ny},
+        *({"action": "hotkey", "keys": list(chord)} for chord in config.select_all),
+        {"action": "write", "content": step.text},
+    ]
+    return _answer_all(note, thought, actions)
 
 
 def _check_typed(
@@ -138,14 +172,17 @@ def _check_typed(
     words: list[TextBox],
     config: PlannerConfig,
 ) -> str:
-    """After typing: on to the next step if the screen shows the text near the label;
-    else look once more (apps repaint late), then type into the next place, then fail."""
+    """After typing: on to the next step if the field shows the text, all of it; else
+    look once more (apps repaint late), then fail if the text reached the field beside
+    other text, else type into the next place, then fail."""
     total = len(steps)
     label = find_text(step.into or "", words, config.match_threshold)
-    check = check_typing(step.text, words, label.box if label is not None else None)
+    places = _type_places(image, label) if label is not None else []
+    field = places[min(progress.typed, len(places)) - 1].field if places else None
+    check = check_typing(step.text, words, label.box if label is not None else None, field)
     if not check.checkable or check.shown:
         seen = (
-            f'the screen shows "{check.seen}" for step {progress.step + 1}'
+            f'the field shows "{check.seen}" for step {progress.step + 1}'
             if check.shown
             else f"step {progress.step + 1}'s text has nothing OCR can read back"
         )
@@ -154,15 +191,17 @@ def _check_typed(
         )
         following["thought"] = f"{seen}; {following['thought']}"
         return json.dumps(following, ensure_ascii=False)
-    missing = f'the screen does not show "{check.expected}" near "{step.into}"'
+    if check.landed:
+        missing = f'the field shows "{check.seen}", not "{step.text}": its text was not replaced'
+    else:
+        missing = f'the screen does not show "{check.expected}" near "{step.into}"'
     if not progress.looked:
         note = f"{marker(progress.step, total, typed=progress.typed, looked=True)} checking"
         thought = f"{missing} after try {progress.typed}; looking again."
         return _answer(note, thought, {"action": "wait", "seconds": config.retry_wait_s})
-    places = _type_places(image, label) if label is not None else []
     tries = min(len(places), config.max_type_tries)
-    if label is not None and progress.typed < tries:
-        return _type_at(step, progress, total, image, label, progress.typed + 1)
+    if label is not None and not check.landed and progress.typed < tries:
+        return _type_at(step, progress, total, image, label, progress.typed + 1, config)
     reason = (
         f"step {progress.step + 1} ({describe(step)}): typed it {progress.typed} time(s) "
         f"but {missing}"
@@ -213,14 +252,6 @@ def _grounded(step: Step, point: tuple[int, int]) -> dict[str, Any]:
             return {"action": "double_click", "element": target, "x": x, "y": y}
         case Click(target, _, _):
             return {"action": "click_element", "element": target, "x": x, "y": y}
-        case TypeText(text, into):
-            return {
-                "action": "write_element_abs",
-                "content": text,
-                "element": into,
-                "x": x,
-                "y": y,
-            }
         case Scroll(direction, amount, _):
             return {"action": "scroll", "direction": direction, "amount": amount, "x": x, "y": y}
     raise AssertionError(f"{step!r} has no target")  # pragma: no cover
@@ -271,3 +302,10 @@ def _fail(reason: str) -> dict[str, Any]:
 
 def _answer(note: str, thought: str, action: dict[str, Any]) -> str:
     return json.dumps({"note": note, "thought": thought, "action": action}, ensure_ascii=False)
+
+
+def _answer_all(note: str, thought: str, actions: list[dict[str, Any]]) -> str:
+    """An answer of several actions, run in order in one step (the holo dialect's
+    "actions" list)."""
+    body = {"note": note, "thought": thought, "actions": actions}
+    return json.dumps(body, ensure_ascii=False)

@@ -14,7 +14,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from PIL import Image
@@ -30,6 +30,7 @@ from holodesk.daemon.policies.ocr.matching import find_text
 from holodesk.daemon.policies.ocr.planner import PlannerConfig, plan
 from holodesk.daemon.policies.ocr.progress import progress_from_history
 from holodesk.daemon.policies.ocr.reader import ReaderConfig, TextBox, read_text
+from holodesk.daemon.policies.ocr.replace import select_all_keys
 from holodesk.daemon.policies.ocr.tesseract import (
     INSTALL_HINT,
     OcrError,
@@ -116,16 +117,13 @@ class OcrPolicy:
 
     async def decide(self, context: StepContext) -> Decision:
         progress = progress_from_history(context.history)
+        # The keys that select a field's text depend on the client's platform.
+        planner = replace(self.config.planner, select_all=select_all_keys(context.client_os))
         try:
             image = await asyncio.to_thread(_decode, context.frame)
             async with self._slots:
                 text = await asyncio.to_thread(
-                    plan,
-                    context.task,
-                    progress,
-                    image,
-                    self.config.planner,
-                    self._read,
+                    plan, context.task, progress, image, planner, self._read
                 )
         except OcrError as exc:
             return Decision((Fail(f"OCR failed: {exc}"),))
