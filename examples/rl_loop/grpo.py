@@ -24,7 +24,7 @@ Why TRL, and why its GRPOTrainer at two seams rather than whole:
   sampling-logprob correction only when TRL itself drives vLLM. Its experimental
   AsyncGRPOTrainer owns the vLLM server and its NCCL weight transfer. So this
   module keeps GRPOTrainer's loss (``_compute_loss``) and its whole update loop
-  (``train()``), and replaces what TRL documents as the generation step:
+  (``train()``), and replaces what TRL calls its generation step:
   ``_generate_and_score_completions`` reads the exported rows instead of sampling.
 - TRL's vision path does not know this model class (NemotronH_Omni's
   ``image_grid_hw``; its fused LM head looks for a backbone the class does not
@@ -421,7 +421,7 @@ def pixel_inputs(processor: Any, samples: Sequence[TrainerSample]) -> dict[str, 
             raise ValueError(
                 f"session {sample.trajectory} step {sample.step}: the prompt holds {found} image "
                 f"tokens, the processor makes {expected} from its images: the engine tiled them "
-                "otherwise (this glue reproduces one-tile images; see examples/rl_loop/README)"
+                "otherwise (this glue reproduces one-tile images; see docs/online-rl.md)"
             )
     return {"pixel_values": vision["pixel_values"], "image_grid_hw": grid}
 
