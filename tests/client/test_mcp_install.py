@@ -22,11 +22,15 @@ from holodesk.client.mcp.install import (
     holodesk_command,
     server_entry,
 )
+from holodesk.platform.session_env import SESSION_ENV
 
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A HOME (and XDG config folder) of the test's own; the cwd is a project in it."""
+    """A HOME (and XDG config folder) of the test's own; the cwd is a project in it.
+    No desktop variable (test_mcp_environment.py tests those)."""
+    for name in SESSION_ENV:
+        monkeypatch.delenv(name, raising=False)
     folder = tmp_path / "home"
     project = folder / "project"
     project.mkdir(parents=True)

@@ -7,6 +7,7 @@ a holodesk daemon. Every input goes through the same safety guard as
 only ask.
 
 Modules, one job each: desktop (the backend, the guard, screen-pixel actions),
+opening (the desktop opened when it can be: the server starts without one),
 grounding (Locate through the daemon), tasks (a whole session and its report),
 tools (the MCP tool surface), transport (stdio and streamable HTTP), address
 (the HTTP address, checked), install (the hosts' configuration files), command

@@ -12,6 +12,7 @@ MCP tools and `holodesk run` are held to the same rules by the same code.
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 import platformdirs
@@ -73,7 +74,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "install",
         help="add holodesk to an MCP host's configuration",
         description="Add (or replace) the holodesk server in Claude Desktop's, Claude Code's "
-        "or Cursor's configuration file; everything else in the file is kept.",
+        "or Cursor's configuration file; everything else in the file is kept. Hosts start "
+        "servers with only a few environment variables, so the entry records those through "
+        "which this shell finds its desktop (DISPLAY, XAUTHORITY, WAYLAND_DISPLAY, "
+        "XDG_RUNTIME_DIR, ...): run it from a terminal of the desktop to drive.",
     )
     add.add_argument("host", choices=installing.HOSTS, help="the MCP host")
     _add_install_options(add, default=None)
@@ -110,6 +114,14 @@ def _add_install_options(
         default=installing.DEFAULT_NAME if default is None else default,
         help="the server's name there",
     )
+    parser.add_argument(
+        "--env",
+        action="append",
+        metavar="KEY=VALUE",
+        default=[] if default is None else default,
+        help="a variable for the server's environment, over what this shell has "
+        "(e.g. --env DISPLAY=:0 to name the display from an SSH shell); repeatable",
+    )
 
 
 def _split_install_args(args: argparse.Namespace) -> list[str]:
@@ -118,7 +130,7 @@ def _split_install_args(args: argparse.Namespace) -> list[str]:
 
     argparse hands everything after HOST over as one list, and drops a `--` that
     comes right after HOST, so the list is split here: install's own options
-    (--print, --scope, --name: no `holodesk mcp` flag has these names) are taken
+    (--print, --scope, --name, --env: no `holodesk mcp` flag has these names) are taken
     out, and the rest must be flags `holodesk mcp` accepts."""
     rest = list(args.server_args)
     later = argparse.ArgumentParser(prog="holodesk mcp install", add_help=False)
@@ -159,7 +171,11 @@ def _install(args: argparse.Namespace) -> int:
         server_args = _split_install_args(args)
     except ValueError as error:
         return command_error("mcp install", error)
-    entry = installing.server_entry(server_args)
+    try:
+        env = installing.desktop_env(os.environ, args.env)
+    except ValueError as error:
+        return command_error("mcp install", error)
+    entry = installing.server_entry(server_args, env)
     try:
         path = installing.config_path(args.host, args.scope)
         if args.print_only:
@@ -168,10 +184,12 @@ def _install(args: argparse.Namespace) -> int:
             if args.host == "claude-code":
                 print(f"# or: {installing.claude_mcp_add(entry, args.scope, args.name)}")
             return ExitCode.SUCCEEDED
-        installing.install(args.host, path, entry, args.name)
+        replaced = installing.install(args.host, path, entry, args.name)
     except installing.InstallError as error:
         return command_error("mcp install", error, ExitCode.FAILED)
-    print(f"added {args.name!r} to {path}; restart {args.host} to load it")
+    done = f"updated {args.name!r} in" if replaced else f"added {args.name!r} to"
+    print(f"{done} {path}; restart {args.host} to load it")
+    print(installing.env_summary(entry.env))
     return ExitCode.SUCCEEDED
 
 

@@ -14,7 +14,11 @@ each a stdio server {command, args, env}:
 Only our entry is added or replaced; every other key of the file is kept, and a
 file that is not valid JSON is left alone with an error rather than rewritten.
 The command is the absolute path of this holodesk (hosts start servers without
-the user's shell PATH or virtual environment).
+the user's shell PATH or virtual environment), and "env" holds the variables
+through which the installing shell finds its desktop (DISPLAY, XAUTHORITY,
+WAYLAND_DISPLAY, XDG_RUNTIME_DIR, ...: holodesk.platform.session_env), since a
+host passes its servers only a few of its own (the MCP Python SDK: HOME, LOGNAME,
+PATH, SHELL, TERM, USER) and a server without them cannot find the screen.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from holodesk.platform.app_folders import app_settings_folder
+from holodesk.platform.session_env import DISPLAY_ENV, needs_display_env, session_environment
 
 HOSTS = ("claude-desktop", "claude-code", "cursor")
 SCOPES = ("user", "project")
@@ -144,11 +149,38 @@ def write_config(path: Path, data: Mapping[str, Any]) -> None:
         raise InstallError(f"cannot write {path}: {error}") from error
 
 
-def install(host: str, path: Path, entry: Entry, name: str = DEFAULT_NAME) -> dict[str, Any]:
-    """Add or replace our entry in the host's file; the whole new configuration."""
-    data = merged(read_config(path), name, entry.as_json(host))
-    write_config(path, data)
-    return data
+def install(host: str, path: Path, entry: Entry, name: str = DEFAULT_NAME) -> bool:
+    """Add or replace our entry in the host's file; whether one was there before."""
+    existing = read_config(path)
+    servers = existing.get("mcpServers")
+    replaced = isinstance(servers, dict) and name in servers
+    write_config(path, merged(existing, name, entry.as_json(host)))
+    return replaced
+
+
+def desktop_env(environ: Mapping[str, str], assignments: Sequence[str] = ()) -> dict[str, str]:
+    """The entry's "env": the desktop variables `environ` sets, then each KEY=VALUE
+    of `assignments` over them (ValueError for one that is not KEY=VALUE)."""
+    env = session_environment(environ)
+    for assignment in assignments:
+        key, equals, value = assignment.partition("=")
+        if not equals or not key.strip() or key != key.strip():
+            raise ValueError(f"--env {assignment!r}: write KEY=VALUE, e.g. --env DISPLAY=:0")
+        env[key] = value
+    return env
+
+
+def env_summary(env: Mapping[str, str], platform: str | None = None) -> str:
+    """What the entry tells the server about the desktop, in a line or two."""
+    recorded = ", ".join(f"{key}={value}" for key, value in env.items())
+    if any(env.get(name, "").strip() for name in DISPLAY_ENV) or not needs_display_env(platform):
+        return f"the server gets {recorded}" if recorded else "the server gets no extra variable"
+    return (
+        "warning: no DISPLAY or WAYLAND_DISPLAY in this shell, so the server will start "
+        "but its tools will say they cannot reach a desktop: run this again from a "
+        "terminal of the desktop, or name it with --env DISPLAY=:0 (or "
+        "--env WAYLAND_DISPLAY=wayland-0 --env XDG_RUNTIME_DIR=/run/user/UID)"
+    )
 
 
 def shown_config(host: str, entry: Entry, name: str = DEFAULT_NAME) -> str:

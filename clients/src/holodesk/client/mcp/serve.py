@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +19,11 @@ from holodesk.client.cli import command_error
 from holodesk.client.credentials import CredentialsError
 from holodesk.client.exit_codes import ExitCode
 from holodesk.client.mcp.address import BindError, HttpAddress, check_bind, parse_http_address
-from holodesk.client.mcp.desktop import Desktop
+from holodesk.client.mcp.opening import DesktopSource
 from holodesk.client.mcp.tools import ToolContext, build_server
 from holodesk.client.mcp.transport import serve_http, serve_stdio
 from holodesk.client.render import Printer
 from holodesk.client.run.command import _stopped_by_sigterm, session_options
-from holodesk.platform.errors import PlatformError
 from holodesk.platform.select import open_backend
 
 
@@ -43,14 +41,9 @@ def serve(args: argparse.Namespace, record_root: Path) -> int:
         opening = url_options(args.backend, args.url)
     except (BindError, CredentialsError, ChannelError, ValueError) as error:
         return command_error("mcp", str(error))
-    try:
-        backend = open_backend(args.backend, **opening)
-    except PlatformError as error:
-        print(f"holodesk: {error}", file=sys.stderr)
-        return ExitCode.BACKEND_UNAVAILABLE
-    desktop = Desktop(backend, options.safety)
+    source = DesktopSource(lambda: open_backend(args.backend, **opening), options.safety)
     context = ToolContext(
-        desktop=desktop,
+        desktops=source,
         server=args.server or "",
         channel=options.channel,
         session=options,
@@ -60,30 +53,34 @@ def serve(args: argparse.Namespace, record_root: Path) -> int:
     try:
         # SIGTERM (a host, systemd, kill) ends the server as Ctrl-C does, through the
         # finally below (stdio: through serve_stdio's finish): nothing held stays held.
-        asyncio.run(_stopped_by_sigterm(_serve_desktop(server, desktop, address)))
+        asyncio.run(_stopped_by_sigterm(_serve_desktop(server, source, address)))
     except (KeyboardInterrupt, asyncio.CancelledError):
         pass
     except BindError as error:
         return command_error("mcp", str(error))
     finally:
-        desktop.close()
+        source.close()
     return ExitCode.SUCCEEDED
 
 
 async def _serve_desktop(
-    server: MCPServer[Any], desktop: Desktop, address: HttpAddress | None
+    server: MCPServer[Any], source: DesktopSource, address: HttpAddress | None
 ) -> None:
-    """Serve with the emergency-stop hotkey held, as `holodesk run` holds it."""
-    problem = await desktop.start_hotkey()
-    if problem:
-        print(f"holodesk mcp: {problem}; stop it by ending the process", file=sys.stderr)
+    """Serve, with the desktop opened first where it can be (and with it the
+    emergency-stop hotkey, as `holodesk run` holds it); where it cannot, serve
+    anyway: the tools say why (opening.py)."""
+    await source.try_open()
 
     async def finish() -> None:
         # The cancelled tool calls (a run_task session among them) end first: each
         # holds the desktop's lock until it has released what it held.
+        desktop = source.opened
+        if desktop is None:
+            source.close()
+            return
         async with desktop.lock:
             await desktop.stop_hotkey()
-            desktop.close()
+            source.close()
 
     try:
         if address is None:
@@ -91,4 +88,6 @@ async def _serve_desktop(
         else:
             await serve_http(server, address)
     finally:
-        await desktop.stop_hotkey()
+        desktop = source.opened
+        if desktop is not None:
+            await desktop.stop_hotkey()

@@ -30,6 +30,7 @@ from holodesk.client.channel import ChannelError, ChannelSettings, check_setting
 from holodesk.client.mcp import tasks
 from holodesk.client.mcp.desktop import Desktop, shrunk
 from holodesk.client.mcp.grounding import locate_on_screen
+from holodesk.client.mcp.opening import DesktopSource, DesktopUnavailableError
 from holodesk.client.render import describe
 from holodesk.client.session import SessionOptions
 from holodesk.client.shown import shown
@@ -61,7 +62,8 @@ _ACTS = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_
 class ToolContext:
     """What the tools work with, fixed when `holodesk mcp` starts."""
 
-    desktop: Desktop
+    # The desktop, opened when a tool first needs it (see opening.py for why).
+    desktops: DesktopSource
     # The daemon for locate and run_task ('' when none was configured).
     server: str
     channel: ChannelSettings
@@ -80,9 +82,15 @@ def build_server(context: ToolContext) -> MCPServer[Any]:
         version=version("holodesk-client"),
         log_level="WARNING",
     )
-    desktop = context.desktop
+
+    async def open_desktop() -> Desktop:
+        try:
+            return await context.desktops.get()
+        except DesktopUnavailableError as error:
+            raise ToolError(str(error)) from error
 
     async def act(action: a.Action) -> dict[str, Any]:
+        desktop = await open_desktop()
         async with desktop.lock:
             result = await desktop.act(action)
         if result.status is not a.ActionStatus.OK:
@@ -105,6 +113,7 @@ def build_server(context: ToolContext) -> MCPServer[Any]:
         """A PNG of the whole desktop or one display. As captured, image pixel (px, py)
         is screen pixel (origin_x + px, origin_y + py); shrunk, it is
         (origin_x + px * scale, origin_y + py * scale): actions take screen pixels."""
+        desktop = await open_desktop()
         try:
             async with desktop.lock:
                 shot = await desktop.screenshot(display)
@@ -135,6 +144,7 @@ def build_server(context: ToolContext) -> MCPServer[Any]:
     @server.tool(annotations=_READ_ONLY)
     async def list_displays() -> dict[str, Any]:
         """The displays of the desktop: id, bounds in screen pixels, scale, primary."""
+        desktop = await open_desktop()
         async with desktop.lock:
             displays = await desktop.displays()
         return {
@@ -239,6 +249,7 @@ def build_server(context: ToolContext) -> MCPServer[Any]:
         if not description.strip():
             raise ToolError("the description is empty")
         server_address = _daemon(context, None)
+        desktop = await open_desktop()
         try:
             async with desktop.lock:
                 shot = await desktop.screenshot(display)
@@ -267,6 +278,7 @@ def build_server(context: ToolContext) -> MCPServer[Any]:
         if not task.strip():
             raise ToolError("the task is empty")
         address = _daemon(context, server)
+        desktop = await open_desktop()
         options = context.session
         if max_steps:
             options = dataclasses.replace(options, max_steps=max_steps)
