@@ -149,7 +149,10 @@ def build_parser(commands: Sequence[CommandLike]) -> argparse.ArgumentParser:
         f"TOML file of option defaults, a [table] per command (default: "
         f"${config_file.ENV_VAR}, else {config_file.default_path()}; see config path)",
     )
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    # Not required=True: argparse checks required arguments before it reports the
+    # flags it does not know, so `holodesk --bogus` would say only that COMMAND is
+    # required; main() asks for the command after the flags have been judged.
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     _add_config_command(subparsers)
     for command in commands:
         description = getattr(command, "description", "") or command.help
@@ -183,6 +186,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ExitCode.USAGE
     try:
         args = parser.parse_args(arguments)
+        if args.command is None:
+            parser.error("the following arguments are required: COMMAND")
     except SystemExit as exit_:
         # argparse exits 2 on bad usage, 0 after --help; return it so main() is testable.
         return exit_.code if isinstance(exit_.code, int) else int(ExitCode.USAGE)
