@@ -28,6 +28,7 @@ from holodesk.data.report_overlay import is_pointer, number_color, overlay
 from holodesk.data.report_words import describe, e
 from holodesk.data.stepview import FrameRef, Json, LoadedRecording, StepView
 from holodesk.data.versions import describe_versions, step_versions
+from holodesk.data.writer import PRIVATE_FILE_MODE, prepare_root
 
 _OUTCOME_CLASS = {
     "succeeded": "good",
@@ -105,14 +106,23 @@ def write_report(
     out: Path,
     options: ReportOptions | None = None,
 ) -> Path:
-    """Render and write the page atomically; returns its path."""
+    """Render and write the page atomically; returns its path.
+
+    The page embeds every screen of the session, so it is as private as the
+    recording (holodesk.data.writer): 0600 whatever the umask, in a folder made
+    0700 when it does not exist yet (an existing one is left as its owner set it).
+    """
     loaded = (
         recording if isinstance(recording, LoadedRecording) else LoadedRecording.load(recording)
     )
     page = render_report(loaded, options)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    prepare_root(out.parent)
     temporary = out.with_name(f".{out.name}.tmp")
-    temporary.write_text(page, encoding="utf-8")
+    # A leftover from an interrupted write keeps its old mode if opened again: start anew.
+    temporary.unlink(missing_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    with os.fdopen(os.open(temporary, flags, PRIVATE_FILE_MODE), "wb") as file:
+        file.write(page.encode("utf-8"))
     os.replace(temporary, out)
     return out
 
