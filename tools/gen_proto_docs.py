@@ -143,7 +143,7 @@ def render(files: descriptor_pb2.FileDescriptorSet) -> str:
         "",
         "Generated from `protos/holodesk/v1/*.proto` by `uv run python tools/gen_proto_docs.py`;",
         "do not edit. Any language's gRPC tooling reads the same files; a running daemon also",
-        'serves them through server reflection (see README, "Other languages").',
+        "serves them through server reflection (see [running.md](running.md#other-languages)).",
         "",
     ]
     for file in ours:
