@@ -54,6 +54,7 @@ async def test_json_steps_carry_their_policy_version_and_the_outcome_all_of_them
 async def test_progress_lines_name_the_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert await run() == ExitCode.SUCCEEDED
     lines = capsys.readouterr().err.splitlines()
-    # The answer's step ran no action and has no line of its own.
+    # The answer's step ran no action; its line says how it ended the session.
     starts = [line.split("  ")[0] for line in lines if line.startswith("step ")]
-    assert starts == ["step 1 v1", "step 2 v1+v2"]
+    assert starts == ["step 1 v1", "step 2 v1+v2", "step 3 v3"]
+    assert any(line.startswith("step 3 v3  done ") for line in lines), lines

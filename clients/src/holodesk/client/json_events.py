@@ -62,6 +62,7 @@ class JsonPrinter:
             policy_version=generation.policy_version if generation else 0,
             policy_label=generation.policy_label if generation else "",
             versions=sorted(generation.versions) if generation else [],
+            ending=describe(record.ending) if record.ending is not None else "",
         )
         by_id = {result.action_id: result for result in record.results}
         for action in record.actions:

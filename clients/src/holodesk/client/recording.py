@@ -206,14 +206,17 @@ class ClientRecorder:
         )
 
     def ended(self, message: agent_pb2.SessionEnded, frame_id: str) -> None:
-        """A last step with nothing to execute (only done or fail) sent no Actions: its
-        generation came with the ending. Written as that step's actions event, unsent,
-        as the daemon's recording writes it, so its tokens and versions are kept."""
+        """A last step with nothing to execute (only done or fail) sent no Actions, yet
+        it is a step (SessionEnded.steps counts it): written as that step's actions
+        event, unsent, as the daemon's recording writes it, with its generation (its
+        tokens and versions) when the policy has a model."""
         step = int(message.steps)
-        if not message.HasField("generation") or step <= self._step:
+        if step <= self._step:
             return
         self._step = step
-        body = {"step": step, "generation": _as_dict(message.generation), "sent": False}
+        body: dict[str, Any] = {"step": step, "sent": False}
+        if message.HasField("generation"):
+            body["generation"] = _as_dict(message.generation)
         self._submit(lambda writer: writer.write_actions(step, body, frame_id=frame_id))
 
     async def finish(self, outcome: Outcome, answer: str, reason: str, steps: int) -> Path | None:

@@ -148,6 +148,9 @@ class Printer:
         if record.thought:
             self._progress(f"[dim]{label:<8}  thought: {escape(_short(record.thought, 120))}[/]")
             label = ""
+        if record.ending is not None:
+            self._progress(f"{label:<8}  {escape(describe(record.ending))}")
+            label = ""
         for action in record.actions:
             result = by_id.get(action.action_id)
             style = _STATUS_STYLE.get(result.status, "") if result else "red"

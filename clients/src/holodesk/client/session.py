@@ -43,7 +43,7 @@ from holodesk.client.frames import SentFrame
 from holodesk.client.generation import Sampling
 from holodesk.client.halt import Halt, HaltReason, HaltState
 from holodesk.client.link import DaemonLink
-from holodesk.client.outcome import SessionOutcome, StepLog, StepRecord
+from holodesk.client.outcome import SessionOutcome, StepLog, StepRecord, final_decision
 from holodesk.client.pause import PauseGate
 from holodesk.client.prompt import NoUserError, in_daemon_thread, prompt_user
 from holodesk.client.reconnect import ReconnectPolicy
@@ -213,10 +213,16 @@ class _Session:
             except (ProtocolError, convert.ConversionError, CaptureError, PlatformError) as error:
                 await self._link.abandon(str(error))
                 return self._outcome(Outcome.ERROR, str(error))
-            if ended.generation is not None:
-                # The last step ran nothing (done or fail only), yet its generation counts.
+            if ended.steps > self._steps.last_step:
+                # The last step ran nothing here (a done or fail alone): still a step,
+                # decided on the last frame, with its generation where it has one.
                 final = a.ActionBatch(ended.steps, (), generation=ended.generation)
-                self._steps.add(final, (), self._last_frame)
+                self._steps.add(
+                    final,
+                    (),
+                    self._last_frame,
+                    ending=final_decision(ended.outcome, ended.answer, ended.reason),
+                )
             return self._steps.outcome(
                 ended.outcome, ended.answer, ended.reason, ended.steps, "", self._link.session_id
             )

@@ -220,7 +220,7 @@ def _step_section(step: StepView, recording: LoadedRecording, options: ReportOpt
     at = f"t = {_seconds(step.frame.event.t)}" if step.frame is not None else ""
     figure = _figure(step, recording, actions, options)
     side = [f'<p class="thought">{e(step.thought)}</p>' if step.thought else ""]
-    side.append(_action_list(step, actions))
+    side.append(_action_list(step, actions) if actions or step.sent else _ending(recording))
     side.append(_timing_table(step))
     side.append(_generation_details(step))
     return (
@@ -313,6 +313,15 @@ def _action_list(step: StepView, actions: list[Json]) -> str:
             f"{e(describe(action))}{status}</li>"
         )
     return f'<ol class="actions">{"".join(items)}</ol>'
+
+
+def _ending(recording: LoadedRecording) -> str:
+    """The last step when it ran nothing (a done or fail alone): what it decided."""
+    end = recording.end
+    outcome = recording.outcome or "unfinished"
+    said = (end.answer or end.reason) if end is not None else ""
+    detail = f": {e(_short(said, 200))}" if said else ""
+    return f'<p class="ending">ended the session, {e(outcome)}{detail}; nothing to run</p>'
 
 
 def _result_html(result: Json | None, *, observed: bool) -> str:

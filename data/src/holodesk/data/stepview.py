@@ -77,6 +77,12 @@ class StepView:
         return [a for a in actions if isinstance(a, dict)] if isinstance(actions, list) else []
 
     @property
+    def sent(self) -> bool:
+        """False for a last step whose done or fail alone ended the session: no
+        Actions message carried it (recording-format.md, `message.sent`)."""
+        return self.message.get("sent") is not False
+
+    @property
     def thought(self) -> str:
         return str(self.message.get("thought") or "")
 
