@@ -136,7 +136,7 @@ async def test_tokens_are_required_and_only_admin_may_look(
         admin = {"Authorization": f"Bearer {tokens.by_name['boss']}"}
         async with http.get(url, headers=admin) as ok:
             assert ok.status == 200
-            assert (await ok.json()) == {"type": "snapshot", "sessions": []}
+            assert (await ok.json()) == {"type": "snapshot", "sessions": [], "ended": []}
         # The page itself is static and open; it holds no data and a strict CSP.
         async with http.get(web_url(daemon.running)) as page:
             assert page.status == 200

@@ -13,7 +13,11 @@ viewer's queue. Everything is bounded so that watching costs a session nothing:
   wins), and a viewer fetches the thumbnail only when it shows it; each frame is
   made into a thumbnail at most once, in a worker thread, `THUMBNAIL_WORKERS` at
   a time for the whole daemon;
-- a session keeps its last `KEPT_STEPS` steps, texts cut to `TEXT_CHARS`.
+- a session keeps its last `KEPT_STEPS` steps, texts cut to `TEXT_CHARS`;
+- of the sessions that left, the last `KEPT_LEFT_FRAMES` keep what the page showed
+  of them: their final summary (steps with their results, the ending) and their
+  last frame, so an ended session keeps its screen and results on the page, also
+  after a reload or a reconnect (the snapshot's "ended").
 """
 
 from __future__ import annotations
@@ -52,8 +56,8 @@ TEXT_CHARS = 4000
 THUMBNAIL_WORKERS = 2
 THUMBNAIL_BOX = (1280, 800)
 THUMBNAIL_QUALITY = 75
-# Sessions that left whose last frame still answers its URL: a page may have asked for
-# it just before it heard "gone" (as many as the page keeps ended cards).
+# Sessions that left whose final summary and last frame are kept (the page shows an
+# ended session's screen and results; as many as the page keeps ended cards).
 KEPT_LEFT_FRAMES = 10
 
 Message = dict[str, Any]
@@ -99,6 +103,8 @@ class _Watched:
     pending_announce: asyncio.TimerHandle | None = None
     thumbnail: tuple[str, bytes] | None = None
     taken_over: bool = False
+    # Its summary (steps included) as it left the registry; None while it runs.
+    final: Message | None = None
 
 
 class Viewer:
@@ -169,6 +175,8 @@ class LiveHub:
     # Observer ----------------------------------------------------------------------
 
     def observe(self, session: Session, event: SessionEvent) -> None:
+        if session.session_id in self._left:
+            return  # it left: what the page shows of it is final
         watched = self._watched.setdefault(session.session_id, _Watched())
         if isinstance(event, FrameTaken):
             watched.frame = event.frame
@@ -207,15 +215,20 @@ class LiveHub:
 
     def session_left(self, session: Session) -> None:
         """Registry listener: the session is gone (ended, expired or dropped)."""
-        watched = self._watched.pop(session.session_id, None)
-        if watched is not None:
-            if watched.pending_announce is not None:
-                watched.pending_announce.cancel()
-            if watched.frame is not None:
-                self._left[session.session_id] = watched
-                while len(self._left) > KEPT_LEFT_FRAMES:
-                    self._left.popitem(last=False)
-        self._offer({"type": "gone", "session_id": session.session_id})
+        watched = self._watched.get(session.session_id)
+        if watched is None:
+            self._offer({"type": "gone", "session_id": session.session_id})
+            return
+        if watched.pending_announce is not None:
+            # Its last frame is the screen it ended on: announced now, not dropped.
+            watched.pending_announce.cancel()
+            self._announce_now(session.session_id, watched)
+        watched.final = self.summary(session, with_steps=True)
+        del self._watched[session.session_id]
+        self._left[session.session_id] = watched
+        while len(self._left) > KEPT_LEFT_FRAMES:
+            self._left.popitem(last=False)
+        self._offer({"type": "gone", **watched.final})
 
     # Operator side -----------------------------------------------------------------
 
@@ -227,15 +240,25 @@ class LiveHub:
         self._offer_state(session, watched)
 
     def snapshot(self, session_id: str | None = None) -> Message:
+        """The sessions running, and those that left lately ("ended", newest first)."""
         sessions = [
             self.summary(s, with_steps=True)
             for s in self._registry.list()
             if session_id is None or s.session_id == session_id
         ]
-        return {"type": "snapshot", "sessions": sessions}
+        ended = [
+            watched.final
+            for left_id, watched in reversed(self._left.items())
+            if watched.final is not None and (session_id is None or left_id == session_id)
+        ]
+        return {"type": "snapshot", "sessions": sessions, "ended": ended}
 
     def summary(self, session: Session, *, with_steps: bool = False) -> Message:
-        watched = self._watched.get(session.session_id) or _Watched()
+        watched = (
+            self._watched.get(session.session_id)
+            or self._left.get(session.session_id)
+            or _Watched()
+        )
         ended = session.ended
         out: Message = {
             "session_id": session.session_id,

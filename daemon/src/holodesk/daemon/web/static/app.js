@@ -127,15 +127,20 @@ Alpine.data("liveView", () => ({
     return session;
   },
 
+  // The sessions running, then those that ended: the daemon's (it keeps the last few,
+  // with their steps, results and last screen, so a reload shows them too), then any
+  // older ones this page still shows.
   onSnapshot(message) {
-    const live = new Set(message.sessions.map((s) => s.session_id));
-    const ended = this.sessions.filter((s) => s.gone && !live.has(s.session_id));
     const current = message.sessions.map((info) => {
       const known = this.find(info.session_id);
       return { note: known ? known.note : "", gone: false, ...info };
     });
     current.reverse();
-    this.sessions = [...current, ...ended];
+    const ended = (message.ended || []).map((info) => ({ note: "", ...info, gone: true }));
+    const listed = new Set([...current, ...ended].map((s) => s.session_id));
+    const older = this.sessions.filter((s) => s.gone && !listed.has(s.session_id));
+    this.sessions = [...current, ...ended, ...older];
+    this.keepEnded();
   },
 
   onSession(message) {
@@ -171,12 +176,21 @@ Alpine.data("liveView", () => ({
     if (session) session.frame_seq = message.frame_seq;
   },
 
+  // It left: the message is its final summary (steps with their results, ending,
+  // last screen), which the card keeps showing.
   onGone(message) {
     const session = this.find(message.session_id);
     if (!session) return;
+    const { type, steps, ...fields } = message;
+    Object.assign(session, fields);
+    if (steps) session.steps = steps;
     session.gone = true;
     session.state = "ended";
     session.taken_over = false;
+    this.keepEnded();
+  },
+
+  keepEnded() {
     const ended = this.sessions.filter((s) => s.gone);
     if (ended.length > KEPT_ENDED) {
       const dropped = new Set(ended.slice(KEPT_ENDED).map((s) => s.session_id));
@@ -211,7 +225,9 @@ Alpine.data("liveView", () => ({
   canPause(s) { return this.isLive(s) && s.state !== "paused"; },
   canResume(s) { return this.isLive(s) && s.state === "paused" && !s.taken_over; },
   showHandback(s) { return this.isLive(s) && s.taken_over; },
-  hasFrame(s) { return s.frame_seq > 0 && !s.gone; },
+  // An ended session keeps its last screen (the daemon keeps it for its last few).
+  hasFrame(s) { return s.frame_seq > 0; },
+  noFrameText(s) { return this.isLive(s) ? "no screen yet" : "no screen"; },
   frameUrl(s) {
     if (!this.hasFrame(s)) return "";
     return `/api/sessions/${encodeURIComponent(s.session_id)}/frame?seq=${s.frame_seq}`;
