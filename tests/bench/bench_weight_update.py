@@ -576,7 +576,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     cli.add_argument("--sessions", type=int, nargs="+", default=[1, 10, 100])
     cli.add_argument("--repeats", type=int, default=3, help="updates per mode and level")
     cli.add_argument(
-        "--max-tokens", type=int, default=64, help="cap on each answer (a click is ~50)"
+        "--max-tokens",
+        type=int,
+        default=128,
+        help="cap on each answer (a click is ~35-55 tokens; more only for an escaped thought, "
+        "which a lower cap would truncate into a session-ending parse failure)",
     )
     cli.add_argument("--token-sessions", type=int, default=10)
     cli.add_argument("--token-steps", type=int, default=5, help="steps per recorded session")

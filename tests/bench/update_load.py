@@ -186,9 +186,7 @@ class LoopSession:
                 received = time.monotonic()
                 event = response.WhichOneof("event")
                 if event == "ended":
-                    ended = response.ended
-                    outcome = agent_pb2.SessionOutcome.Name(ended.outcome)
-                    self.ended = f"{outcome}: {ended.reason}"
+                    self.ended = describe_ending(response.ended)
                     return
                 if event != "actions":
                     self.ended = f"unexpected {event}"
@@ -252,6 +250,18 @@ class LoopSession:
             raise StreamClosedError(f"{self.name}: the daemon closed the stream")
         assert isinstance(response, agent_pb2.RunSessionResponse)
         return response
+
+
+def describe_ending(ended: agent_pb2.SessionEnded) -> str:
+    """The outcome, its reason, and what the last step's completions were (their
+    text and version spans): enough to tell an update's fault from the model's."""
+    outcome = agent_pb2.SessionOutcome.Name(ended.outcome)
+    completions = [
+        f"{c.text[:160]!r} spans {[(s.version, s.start, s.end) for s in c.versions]}"
+        for c in ended.generation.completions
+    ]
+    shown = f"; completions: {'; '.join(completions)}" if completions else ""
+    return f"{outcome} at step {ended.steps}: {ended.reason}{shown}"
 
 
 def steps_between(
