@@ -10,7 +10,7 @@ from importlib import metadata
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from holodesk.client import actions as a
-from holodesk.client.events import Ended, Outcome, Started
+from holodesk.client.events import Ended, Held, Outcome, Started
 from holodesk.client.frames import DEFAULT_QUALITY, FramePatch, FrameSpec, SentFrame
 from holodesk.client.generation import Completion, Generation, PromptImage, Sampling, VersionSpan
 from holodesk.client.locations import Location
@@ -362,6 +362,7 @@ def session_start(
         max_steps=max_steps,
         policy=policy,
         resume_token=resume_token,
+        hold_notices=True,
     )
     if sampling is not None:
         start.sampling.CopyFrom(sampling_to_pb(sampling))
@@ -426,6 +427,10 @@ def started_from_pb(started: agent_pb2.SessionStarted) -> Started:
         pending_action_ids=tuple(started.pending_action_ids),
         recording_id=started.recording_id,
     )
+
+
+def held_from_pb(held: agent_pb2.SessionHeld) -> Held:
+    return Held(held=held.held, taken_over=held.taken_over, note=held.note)
 
 
 def ended_from_pb(ended: agent_pb2.SessionEnded) -> Ended:

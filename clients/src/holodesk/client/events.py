@@ -78,4 +78,17 @@ class SafetyNotice:
     message: str
 
 
-Notice = LinkLost | Reconnecting | Resumed | SafetyNotice
+@dataclass(frozen=True)
+class Held:
+    """An operator holds the session before its next step (`held`), or lets it run
+    again. `taken_over`: a person has the desktop (the live view's Take over), not
+    only a pause; `note`: handing back, what they wrote for the model's next step.
+    The daemon sends these because the client asks (SessionStart.hold_notices), so
+    the terminal says why nothing happens instead of sitting silent."""
+
+    held: bool
+    taken_over: bool = False
+    note: str = ""
+
+
+Notice = LinkLost | Reconnecting | Resumed | SafetyNotice | Held

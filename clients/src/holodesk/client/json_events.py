@@ -22,7 +22,7 @@ import json
 import sys
 from typing import Any, TextIO
 
-from holodesk.client.events import Notice, Started
+from holodesk.client.events import Held, Notice, Started
 from holodesk.client.outcome import SessionOutcome, StepRecord
 from holodesk.client.render import describe
 
@@ -50,6 +50,15 @@ class JsonPrinter:
         )
 
     def notice(self, notice: Notice) -> None:
+        if isinstance(notice, Held):
+            # An event of its own: the session stops or goes on, for reasons of a person.
+            if notice.held:
+                self._emit("taken_over" if notice.taken_over else "paused")
+            elif notice.taken_over:
+                self._emit("handed_back", note=notice.note)
+            else:
+                self._emit("resumed", note=notice.note)
+            return
         self._emit("notice", kind=type(notice).__name__, **_fields(notice))
 
     def step(self, record: StepRecord) -> None:

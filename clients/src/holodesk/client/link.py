@@ -59,7 +59,11 @@ class DaemonLink:
         """A new stream; it asks to resume when the session already holds a token."""
         channel = await self._connector.open()
         holder: list[SessionStream] = []
-        stream = SessionStream(channel, on_end=lambda error: self._on_end(holder[0], error))
+        stream = SessionStream(
+            channel,
+            on_end=lambda error: self._on_end(holder[0], error),
+            on_held=lambda held: self._notify(convert.held_from_pb(held)),
+        )
         holder.append(stream)
         self._stream = stream
         self.resuming = bool(self._resume_token)

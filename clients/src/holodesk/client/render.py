@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from holodesk.client import actions as a
 from holodesk.client.events import (
+    Held,
     LinkLost,
     Notice,
     Outcome,
@@ -95,6 +96,21 @@ def version_tag(generation: Generation | None) -> str:
     return "+".join(f"v{v}" for v in versions)
 
 
+def held_line(notice: Held) -> str:
+    """The progress line for an operator's hold (rich markup, daemon text escaped)."""
+    if notice.held and notice.taken_over:
+        return (
+            "[yellow]taken over[/]: an operator has the desktop; "
+            "the agent waits until it is handed back"
+        )
+    if notice.held:
+        return "[yellow]paused[/] by an operator; the agent waits until it is resumed"
+    if notice.taken_over:
+        note = f" with a note: {escape(_short(notice.note, 120))}" if notice.note else ""
+        return f"[green]handed back[/]{note}; the agent goes on"
+    return "[green]resumed[/]; the agent goes on"
+
+
 def describe_result(result: a.ActionResult | None) -> str:
     if result is None:
         return "no result"
@@ -138,6 +154,8 @@ class Printer:
             )
         elif isinstance(notice, SafetyNotice):
             self._progress(f"[yellow]safety:[/] {escape(notice.message)}")
+        elif isinstance(notice, Held):
+            self._progress(held_line(notice))
 
     def step(self, record: StepRecord) -> None:
         by_id = {r.action_id: r for r in record.results}

@@ -6,7 +6,10 @@ read SessionEnded, so reads happen in a task of their own and writes are
 shielded; only close() ends the call.
 
 The reader also reports the end of the stream at once (`on_end`), so the
-session can stop acting the moment its stream dies, even mid-batch.
+session can stop acting the moment its stream dies, even mid-batch, and hands
+SessionHeld notices (an operator holds the session, or lets it go) to `on_held`
+as they come: they answer nothing and may come between any two messages, so the
+conversation never sees them.
 """
 
 from __future__ import annotations
@@ -34,9 +37,12 @@ class SessionStream:
         self,
         channel: grpc.aio.Channel,
         on_end: Callable[[BaseException | None], None] | None = None,
+        on_held: Callable[[agent_pb2.SessionHeld], None] | None = None,
     ) -> None:
-        """`on_end(error)`: the stream ended (error None: the daemon closed it)."""
+        """`on_end(error)`: the stream ended (error None: the daemon closed it);
+        `on_held(notice)`: a SessionHeld came."""
         self._on_end = on_end
+        self._on_held = on_held
         stub = agent_pb2_grpc.AgentServiceStub(channel)
         self._call: Any = stub.RunSession()
         self._events: asyncio.Queue[object] = asyncio.Queue()
@@ -51,6 +57,10 @@ class SessionStream:
                     self._events.put_nowait(_EOF)
                     self._ended(None)
                     return
+                if message.WhichOneof("event") == "held":
+                    if self._on_held is not None:
+                        self._on_held(message.held)
+                    continue
                 self._events.put_nowait(message)
         except asyncio.CancelledError:
             raise

@@ -163,6 +163,7 @@ FIELD_LIMITS: dict[str, FieldLimit] = {
         "PromptImage.content_id": _ID,
         "SessionEnded.answer": _TEXT,
         "SessionEnded.reason": _REASON,
+        "SessionHeld.note": _TEXT,
         "ReportRewardRequest.session_id": _ID,
         "ReportRewardRequest.note": FieldLimit(length=REWARD_NOTE_CHARS),
         "LocateRequest.descriptions": FieldLimit(count=MAX_DESCRIPTIONS, length=REASON_CHARS),

@@ -166,6 +166,12 @@ def ending_to_pb(
     return out
 
 
+def held_to_pb(held: bool, *, taken_over: bool, note: str = "") -> agent_pb2.SessionHeld:
+    return agent_pb2.SessionHeld(
+        held=held, taken_over=taken_over, note=clip(note, limits.TEXT_CHARS)
+    )
+
+
 def timestamp_to_pb(moment: datetime) -> timestamp_pb2.Timestamp:
     stamp = timestamp_pb2.Timestamp()
     stamp.FromDatetime(moment)

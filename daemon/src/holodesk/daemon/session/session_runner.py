@@ -39,7 +39,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,6 +105,8 @@ class SessionRunner:
         self._fatal = False
         # What this stream's frames were asked to look like (set when it starts).
         self._frame_spec = FrameSpec()
+        # Its client reads SessionHeld (SessionStart.hold_notices).
+        self._hold_notices = False
 
     async def run(self) -> AsyncIterator[agent_pb2.RunSessionResponse]:
         opening = self._settings.first_observation_timeout_s or None
@@ -116,6 +118,7 @@ class SessionRunner:
             # A stream that never starts holds no slot, but it holds a call: close it.
             raise DeadlineExceeded(f"no SessionStart within {opening:g} s of opening") from None
         start = check_start(first)
+        self._hold_notices = start.hold_notices
         opened = open_session(start, self._registry, self._catalog, self._settings, self._principal)
         session, policy, resumed = opened.session, opened.policy, opened.resumed
         self._session, self._policy = session, policy
@@ -198,7 +201,11 @@ class SessionRunner:
                     reason = f"reached the limit of {session.max_steps} steps"
                     yield self._end(session, Ending(SessionOutcome.STEP_LIMIT, reason=reason))
                     return
-                if await self._gate(session):
+                if session.paused:
+                    # Closed with the stream, so a hold cut short lets go of the session.
+                    async with contextlib.aclosing(self._hold(session)) as notices:
+                        async for notice in notices:
+                            yield notice
                     # It was held: the person may have used the desktop meanwhile (a
                     # take-over), so the frame in hand is stale: ask for a fresh one.
                     refreshing = True  # its observation answers no step: not recorded
@@ -269,17 +276,31 @@ class SessionRunner:
             )
         )
 
-    async def _gate(self, session: Session) -> bool:
-        """Hold here while the session is paused (before its next model step); True
-        when it held."""
-        if not session.paused:
-            return False
+    async def _hold(self, session: Session) -> AsyncGenerator[agent_pb2.RunSessionResponse]:
+        """Hold here while the session is paused (before its next model step), telling
+        a client that asked (SessionStart.hold_notices) that it is held, again when a
+        pause turns into a take-over, and that it runs again, with the operator's note:
+        otherwise the terminal of `holodesk run` would sit silent meanwhile."""
+        told: bool | None = None  # the taken_over last told; None: nothing told yet
         session.held.set()
         try:
-            await race(session.wait_running(), session, self._registry, stop_on_shutdown=True)
+            while session.paused:
+                if self._hold_notices and told is not session.taken_over:
+                    told = session.taken_over
+                    yield agent_pb2.RunSessionResponse(
+                        held=convert.held_to_pb(True, taken_over=told)
+                    )
+                    continue  # look again: things ran while the notice went out
+                session.hold_changed.clear()  # no await since the look: nothing missed
+                await race(
+                    session.hold_changed.wait(), session, self._registry, stop_on_shutdown=True
+                )
         finally:
             session.held.clear()
-        return True
+        if told is not None:
+            yield agent_pb2.RunSessionResponse(
+                held=convert.held_to_pb(False, taken_over=told, note=session.operator_note)
+            )
 
     async def _decide(self, session: Session, policy: Policy) -> tuple[Decision, float]:
         """The policy's decision for the next step, and the seconds its decide() took."""

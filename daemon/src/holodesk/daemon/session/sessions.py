@@ -113,6 +113,10 @@ class Session:
         self.cancel_reason = ""
         # Set while the session is held before a step because it is paused.
         self.held = asyncio.Event()
+        # Paused by a person who took the desktop over (the live view), not only paused.
+        self.taken_over = False
+        # Set by every pause and resume: a hold in progress tells its client again.
+        self.hold_changed = asyncio.Event()
         self.attached = True
         # Its steps come from ComputerService callers (an attached desktop: its policy
         # is the computer policy): the policy only relays them, so while a step is
@@ -182,9 +186,12 @@ class Session:
 
     # Operator controls -------------------------------------------------------------
 
-    def pause(self) -> None:
+    def pause(self, *, taken_over: bool = False) -> None:
+        """Hold before the next step; `taken_over`: a person has the desktop meanwhile."""
         self._require_live("pause")
+        self.taken_over = self.taken_over or taken_over
         self._running.clear()
+        self.hold_changed.set()
         self._notify(StateChanged())
 
     def resume(self, note: str = "") -> None:
@@ -192,7 +199,9 @@ class Session:
         self._require_live("resume")
         if note:
             self.operator_note = note
+        self.taken_over = False
         self._running.set()
+        self.hold_changed.set()
         self._notify(StateChanged())
 
     def cancel(self, reason: str) -> None:

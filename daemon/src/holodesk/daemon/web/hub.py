@@ -234,7 +234,7 @@ class LiveHub:
 
     def take_over(self, session: Session) -> None:
         """Pause it and say a person has the desktop (until it is resumed)."""
-        session.pause()
+        session.pause(taken_over=True)
         watched = self._watched.setdefault(session.session_id, _Watched())
         watched.taken_over = True
         self._offer_state(session, watched)

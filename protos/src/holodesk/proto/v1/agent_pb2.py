@@ -27,55 +27,57 @@ from holodesk.proto.v1 import frame_pb2 as holodesk_dot_v1_dot_frame__pb2
 from holodesk.proto.v1 import geometry_pb2 as holodesk_dot_v1_dot_geometry__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17holodesk/v1/agent.proto\x12\x0bholodesk.v1\x1a\x18holodesk/v1/action.proto\x1a\x17holodesk/v1/frame.proto\x1a\x1aholodesk/v1/geometry.proto\"g\n\nClientInfo\x12\n\n\x02os\x18\x01 \x01(\t\x12\x12\n\nos_version\x18\x02 \x01(\t\x12\x10\n\x08hostname\x18\x03 \x01(\t\x12\x16\n\x0e\x63lient_version\x18\x04 \x01(\t\x12\x0f\n\x07\x62\x61\x63kend\x18\x05 \x01(\t\"\xb3\x02\n\x0cSessionStart\x12\x0c\n\x04task\x18\x01 \x01(\t\x12\'\n\x06\x63lient\x18\x02 \x01(\x0b\x32\x17.holodesk.v1.ClientInfo\x12&\n\x08\x64isplays\x18\x03 \x03(\x0b\x32\x14.holodesk.v1.Display\x12-\n\tencodings\x18\x04 \x03(\x0e\x32\x1a.holodesk.v1.ImageEncoding\x12\x11\n\tmax_steps\x18\x05 \x01(\r\x12\x14\n\x0cresume_token\x18\x06 \x01(\t\x12\x0e\n\x06policy\x18\x07 \x01(\t\x12-\n\x08sampling\x18\x08 \x01(\x0b\x32\x1b.holodesk.v1.SamplingParams\x12-\n\trecording\x18\t \x01(\x0e\x32\x1a.holodesk.v1.RecordingMode\"\xdc\x01\n\x0eSamplingParams\x12\x18\n\x0btemperature\x18\x01 \x01(\x01H\x00\x88\x01\x01\x12\x12\n\x05top_p\x18\x02 \x01(\x01H\x01\x88\x01\x01\x12\x11\n\x04seed\x18\x03 \x01(\x04H\x02\x88\x01\x01\x12\x12\n\ncandidates\x18\x04 \x01(\r\x12\x10\n\x08logprobs\x18\x05 \x01(\x08\x12\x17\n\nmax_tokens\x18\x06 \x01(\rH\x03\x88\x01\x01\x12\x18\n\x10prompt_token_ids\x18\x07 \x01(\x08\x42\x0e\n\x0c_temperatureB\x08\n\x06_top_pB\x07\n\x05_seedB\r\n\x0b_max_tokens\"p\n\x0bObservation\x12*\n\x07results\x18\x01 \x03(\x0b\x32\x19.holodesk.v1.ActionResult\x12!\n\x05\x66rame\x18\x02 \x01(\x0b\x32\x12.holodesk.v1.Frame\x12\x12\n\nuser_reply\x18\x03 \x01(\t\"\x1f\n\rCancelSession\x12\x0e\n\x06reason\x18\x01 \x01(\t\"\xa7\x01\n\x11RunSessionRequest\x12*\n\x05start\x18\x01 \x01(\x0b\x32\x19.holodesk.v1.SessionStartH\x00\x12/\n\x0bobservation\x18\x02 \x01(\x0b\x32\x18.holodesk.v1.ObservationH\x00\x12,\n\x06\x63\x61ncel\x18\x03 \x01(\x0b\x32\x1a.holodesk.v1.CancelSessionH\x00\x42\x07\n\x05\x65vent\"\xda\x01\n\x0eSessionStarted\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x14\n\x0cresume_token\x18\x02 \x01(\t\x12*\n\nframe_spec\x18\x03 \x01(\x0b\x32\x16.holodesk.v1.FrameSpec\x12\x0e\n\x06policy\x18\x04 \x01(\t\x12\x11\n\tmax_steps\x18\x05 \x01(\r\x12\x0f\n\x07resumed\x18\x06 \x01(\x08\x12\x0c\n\x04step\x18\x07 \x01(\r\x12\x1a\n\x12pending_action_ids\x18\x08 \x03(\t\x12\x14\n\x0crecording_id\x18\t \x01(\t\"{\n\x07\x41\x63tions\x12\x0c\n\x04step\x18\x01 \x01(\r\x12$\n\x07\x61\x63tions\x18\x02 \x03(\x0b\x32\x13.holodesk.v1.Action\x12\x0f\n\x07thought\x18\x03 \x01(\t\x12+\n\ngeneration\x18\x04 \x01(\x0b\x32\x17.holodesk.v1.Generation\"\xb2\x01\n\nCompletion\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\x11\n\ttoken_ids\x18\x02 \x03(\r\x12\x16\n\x0etoken_logprobs\x18\x03 \x03(\x01\x12\x1a\n\x12\x63umulative_logprob\x18\x04 \x01(\x01\x12\x0e\n\x06parsed\x18\x05 \x01(\x08\x12\x13\n\x0bparse_error\x18\x06 \x01(\t\x12*\n\x08versions\x18\x07 \x03(\x0b\x32\x18.holodesk.v1.VersionSpan\":\n\x0bVersionSpan\x12\x0f\n\x07version\x18\x01 \x01(\x04\x12\r\n\x05start\x18\x02 \x01(\r\x12\x0b\n\x03\x65nd\x18\x03 \x01(\r\"c\n\x0bPromptImage\x12\x10\n\x08\x66rame_id\x18\x01 \x01(\t\x12\x12\n\ncontent_id\x18\x02 \x01(\t\x12\r\n\x05width\x18\x03 \x01(\r\x12\x0e\n\x06height\x18\x04 \x01(\r\x12\x0f\n\x07resized\x18\x05 \x01(\x08\"\xeb\x01\n\nGeneration\x12,\n\x0b\x63ompletions\x18\x01 \x03(\x0b\x32\x17.holodesk.v1.Completion\x12\x0e\n\x06\x63hosen\x18\x02 \x01(\r\x12\x15\n\rprompt_tokens\x18\x03 \x01(\r\x12\x16\n\x0e\x65ngine_seconds\x18\x04 \x01(\x01\x12\x16\n\x0epolicy_version\x18\x05 \x01(\x04\x12\x14\n\x0cpolicy_label\x18\x06 \x01(\t\x12\x18\n\x10prompt_token_ids\x18\x07 \x03(\r\x12(\n\x06images\x18\x08 \x03(\x0b\x32\x18.holodesk.v1.PromptImage\"\x98\x01\n\x0cSessionEnded\x12,\n\x07outcome\x18\x01 \x01(\x0e\x32\x1b.holodesk.v1.SessionOutcome\x12\x0e\n\x06\x61nswer\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\r\n\x05steps\x18\x04 \x01(\r\x12+\n\ngeneration\x18\x05 \x01(\x0b\x32\x17.holodesk.v1.Generation\"\xa2\x01\n\x12RunSessionResponse\x12.\n\x07started\x18\x01 \x01(\x0b\x32\x1b.holodesk.v1.SessionStartedH\x00\x12\'\n\x07\x61\x63tions\x18\x02 \x01(\x0b\x32\x14.holodesk.v1.ActionsH\x00\x12*\n\x05\x65nded\x18\x03 \x01(\x0b\x32\x19.holodesk.v1.SessionEndedH\x00\x42\x07\n\x05\x65vent\"y\n\x13ReportRewardRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x13\n\x06reward\x18\x02 \x01(\x01H\x00\x88\x01\x01\x12\x14\n\x07success\x18\x03 \x01(\x08H\x01\x88\x01\x01\x12\x0c\n\x04note\x18\x04 \x01(\tB\t\n\x07_rewardB\n\n\x08_success\"(\n\x14ReportRewardResponse\x12\x10\n\x08recorded\x18\x01 \x01(\x08\"X\n\rLocateRequest\x12!\n\x05\x66rame\x18\x01 \x01(\x0b\x32\x12.holodesk.v1.Frame\x12\x14\n\x0c\x64\x65scriptions\x18\x02 \x03(\t\x12\x0e\n\x06policy\x18\x03 \x01(\t\"\x85\x01\n\x08Location\x12\x13\n\x0b\x64\x65scription\x18\x01 \x01(\t\x12\r\n\x05\x66ound\x18\x02 \x01(\x08\x12!\n\x05point\x18\x03 \x01(\x0b\x32\x12.holodesk.v1.Point\x12\x1e\n\x03\x62ox\x18\x04 \x01(\x0b\x32\x11.holodesk.v1.Rect\x12\x12\n\nraw_output\x18\x05 \x01(\t\":\n\x0eLocateResponse\x12(\n\tlocations\x18\x01 \x03(\x0b\x32\x15.holodesk.v1.Location*^\n\rRecordingMode\x12\x1e\n\x1aRECORDING_MODE_UNSPECIFIED\x10\x00\x12\x15\n\x11RECORDING_MODE_ON\x10\x01\x12\x16\n\x12RECORDING_MODE_OFF\x10\x02*\xcb\x01\n\x0eSessionOutcome\x12\x1f\n\x1bSESSION_OUTCOME_UNSPECIFIED\x10\x00\x12\x1d\n\x19SESSION_OUTCOME_SUCCEEDED\x10\x01\x12\x1a\n\x16SESSION_OUTCOME_FAILED\x10\x02\x12\x1d\n\x19SESSION_OUTCOME_CANCELLED\x10\x03\x12\x1e\n\x1aSESSION_OUTCOME_STEP_LIMIT\x10\x04\x12\x1e\n\x1aSESSION_OUTCOME_TIME_LIMIT\x10\x05\x32\xf9\x01\n\x0c\x41gentService\x12Q\n\nRunSession\x12\x1e.holodesk.v1.RunSessionRequest\x1a\x1f.holodesk.v1.RunSessionResponse(\x01\x30\x01\x12\x41\n\x06Locate\x12\x1a.holodesk.v1.LocateRequest\x1a\x1b.holodesk.v1.LocateResponse\x12S\n\x0cReportReward\x12 .holodesk.v1.ReportRewardRequest\x1a!.holodesk.v1.ReportRewardResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17holodesk/v1/agent.proto\x12\x0bholodesk.v1\x1a\x18holodesk/v1/action.proto\x1a\x17holodesk/v1/frame.proto\x1a\x1aholodesk/v1/geometry.proto\"g\n\nClientInfo\x12\n\n\x02os\x18\x01 \x01(\t\x12\x12\n\nos_version\x18\x02 \x01(\t\x12\x10\n\x08hostname\x18\x03 \x01(\t\x12\x16\n\x0e\x63lient_version\x18\x04 \x01(\t\x12\x0f\n\x07\x62\x61\x63kend\x18\x05 \x01(\t\"\xc9\x02\n\x0cSessionStart\x12\x0c\n\x04task\x18\x01 \x01(\t\x12\'\n\x06\x63lient\x18\x02 \x01(\x0b\x32\x17.holodesk.v1.ClientInfo\x12&\n\x08\x64isplays\x18\x03 \x03(\x0b\x32\x14.holodesk.v1.Display\x12-\n\tencodings\x18\x04 \x03(\x0e\x32\x1a.holodesk.v1.ImageEncoding\x12\x11\n\tmax_steps\x18\x05 \x01(\r\x12\x14\n\x0cresume_token\x18\x06 \x01(\t\x12\x0e\n\x06policy\x18\x07 \x01(\t\x12-\n\x08sampling\x18\x08 \x01(\x0b\x32\x1b.holodesk.v1.SamplingParams\x12-\n\trecording\x18\t \x01(\x0e\x32\x1a.holodesk.v1.RecordingMode\x12\x14\n\x0chold_notices\x18\n \x01(\x08\"\xdc\x01\n\x0eSamplingParams\x12\x18\n\x0btemperature\x18\x01 \x01(\x01H\x00\x88\x01\x01\x12\x12\n\x05top_p\x18\x02 \x01(\x01H\x01\x88\x01\x01\x12\x11\n\x04seed\x18\x03 \x01(\x04H\x02\x88\x01\x01\x12\x12\n\ncandidates\x18\x04 \x01(\r\x12\x10\n\x08logprobs\x18\x05 \x01(\x08\x12\x17\n\nmax_tokens\x18\x06 \x01(\rH\x03\x88\x01\x01\x12\x18\n\x10prompt_token_ids\x18\x07 \x01(\x08\x42\x0e\n\x0c_temperatureB\x08\n\x06_top_pB\x07\n\x05_seedB\r\n\x0b_max_tokens\"p\n\x0bObservation\x12*\n\x07results\x18\x01 \x03(\x0b\x32\x19.holodesk.v1.ActionResult\x12!\n\x05\x66rame\x18\x02 \x01(\x0b\x32\x12.holodesk.v1.Frame\x12\x12\n\nuser_reply\x18\x03 \x01(\t\"\x1f\n\rCancelSession\x12\x0e\n\x06reason\x18\x01 \x01(\t\"\xa7\x01\n\x11RunSessionRequest\x12*\n\x05start\x18\x01 \x01(\x0b\x32\x19.holodesk.v1.SessionStartH\x00\x12/\n\x0bobservation\x18\x02 \x01(\x0b\x32\x18.holodesk.v1.ObservationH\x00\x12,\n\x06\x63\x61ncel\x18\x03 \x01(\x0b\x32\x1a.holodesk.v1.CancelSessionH\x00\x42\x07\n\x05\x65vent\"\xda\x01\n\x0eSessionStarted\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x14\n\x0cresume_token\x18\x02 \x01(\t\x12*\n\nframe_spec\x18\x03 \x01(\x0b\x32\x16.holodesk.v1.FrameSpec\x12\x0e\n\x06policy\x18\x04 \x01(\t\x12\x11\n\tmax_steps\x18\x05 \x01(\r\x12\x0f\n\x07resumed\x18\x06 \x01(\x08\x12\x0c\n\x04step\x18\x07 \x01(\r\x12\x1a\n\x12pending_action_ids\x18\x08 \x03(\t\x12\x14\n\x0crecording_id\x18\t \x01(\t\"{\n\x07\x41\x63tions\x12\x0c\n\x04step\x18\x01 \x01(\r\x12$\n\x07\x61\x63tions\x18\x02 \x03(\x0b\x32\x13.holodesk.v1.Action\x12\x0f\n\x07thought\x18\x03 \x01(\t\x12+\n\ngeneration\x18\x04 \x01(\x0b\x32\x17.holodesk.v1.Generation\"\xb2\x01\n\nCompletion\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\x11\n\ttoken_ids\x18\x02 \x03(\r\x12\x16\n\x0etoken_logprobs\x18\x03 \x03(\x01\x12\x1a\n\x12\x63umulative_logprob\x18\x04 \x01(\x01\x12\x0e\n\x06parsed\x18\x05 \x01(\x08\x12\x13\n\x0bparse_error\x18\x06 \x01(\t\x12*\n\x08versions\x18\x07 \x03(\x0b\x32\x18.holodesk.v1.VersionSpan\":\n\x0bVersionSpan\x12\x0f\n\x07version\x18\x01 \x01(\x04\x12\r\n\x05start\x18\x02 \x01(\r\x12\x0b\n\x03\x65nd\x18\x03 \x01(\r\"c\n\x0bPromptImage\x12\x10\n\x08\x66rame_id\x18\x01 \x01(\t\x12\x12\n\ncontent_id\x18\x02 \x01(\t\x12\r\n\x05width\x18\x03 \x01(\r\x12\x0e\n\x06height\x18\x04 \x01(\r\x12\x0f\n\x07resized\x18\x05 \x01(\x08\"\xeb\x01\n\nGeneration\x12,\n\x0b\x63ompletions\x18\x01 \x03(\x0b\x32\x17.holodesk.v1.Completion\x12\x0e\n\x06\x63hosen\x18\x02 \x01(\r\x12\x15\n\rprompt_tokens\x18\x03 \x01(\r\x12\x16\n\x0e\x65ngine_seconds\x18\x04 \x01(\x01\x12\x16\n\x0epolicy_version\x18\x05 \x01(\x04\x12\x14\n\x0cpolicy_label\x18\x06 \x01(\t\x12\x18\n\x10prompt_token_ids\x18\x07 \x03(\r\x12(\n\x06images\x18\x08 \x03(\x0b\x32\x18.holodesk.v1.PromptImage\"\x98\x01\n\x0cSessionEnded\x12,\n\x07outcome\x18\x01 \x01(\x0e\x32\x1b.holodesk.v1.SessionOutcome\x12\x0e\n\x06\x61nswer\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\r\n\x05steps\x18\x04 \x01(\r\x12+\n\ngeneration\x18\x05 \x01(\x0b\x32\x17.holodesk.v1.Generation\"=\n\x0bSessionHeld\x12\x0c\n\x04held\x18\x01 \x01(\x08\x12\x12\n\ntaken_over\x18\x02 \x01(\x08\x12\x0c\n\x04note\x18\x03 \x01(\t\"\xcc\x01\n\x12RunSessionResponse\x12.\n\x07started\x18\x01 \x01(\x0b\x32\x1b.holodesk.v1.SessionStartedH\x00\x12\'\n\x07\x61\x63tions\x18\x02 \x01(\x0b\x32\x14.holodesk.v1.ActionsH\x00\x12*\n\x05\x65nded\x18\x03 \x01(\x0b\x32\x19.holodesk.v1.SessionEndedH\x00\x12(\n\x04held\x18\x04 \x01(\x0b\x32\x18.holodesk.v1.SessionHeldH\x00\x42\x07\n\x05\x65vent\"y\n\x13ReportRewardRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x13\n\x06reward\x18\x02 \x01(\x01H\x00\x88\x01\x01\x12\x14\n\x07success\x18\x03 \x01(\x08H\x01\x88\x01\x01\x12\x0c\n\x04note\x18\x04 \x01(\tB\t\n\x07_rewardB\n\n\x08_success\"(\n\x14ReportRewardResponse\x12\x10\n\x08recorded\x18\x01 \x01(\x08\"X\n\rLocateRequest\x12!\n\x05\x66rame\x18\x01 \x01(\x0b\x32\x12.holodesk.v1.Frame\x12\x14\n\x0c\x64\x65scriptions\x18\x02 \x03(\t\x12\x0e\n\x06policy\x18\x03 \x01(\t\"\x85\x01\n\x08Location\x12\x13\n\x0b\x64\x65scription\x18\x01 \x01(\t\x12\r\n\x05\x66ound\x18\x02 \x01(\x08\x12!\n\x05point\x18\x03 \x01(\x0b\x32\x12.holodesk.v1.Point\x12\x1e\n\x03\x62ox\x18\x04 \x01(\x0b\x32\x11.holodesk.v1.Rect\x12\x12\n\nraw_output\x18\x05 \x01(\t\":\n\x0eLocateResponse\x12(\n\tlocations\x18\x01 \x03(\x0b\x32\x15.holodesk.v1.Location*^\n\rRecordingMode\x12\x1e\n\x1aRECORDING_MODE_UNSPECIFIED\x10\x00\x12\x15\n\x11RECORDING_MODE_ON\x10\x01\x12\x16\n\x12RECORDING_MODE_OFF\x10\x02*\xcb\x01\n\x0eSessionOutcome\x12\x1f\n\x1bSESSION_OUTCOME_UNSPECIFIED\x10\x00\x12\x1d\n\x19SESSION_OUTCOME_SUCCEEDED\x10\x01\x12\x1a\n\x16SESSION_OUTCOME_FAILED\x10\x02\x12\x1d\n\x19SESSION_OUTCOME_CANCELLED\x10\x03\x12\x1e\n\x1aSESSION_OUTCOME_STEP_LIMIT\x10\x04\x12\x1e\n\x1aSESSION_OUTCOME_TIME_LIMIT\x10\x05\x32\xf9\x01\n\x0c\x41gentService\x12Q\n\nRunSession\x12\x1e.holodesk.v1.RunSessionRequest\x1a\x1f.holodesk.v1.RunSessionResponse(\x01\x30\x01\x12\x41\n\x06Locate\x12\x1a.holodesk.v1.LocateRequest\x1a\x1b.holodesk.v1.LocateResponse\x12S\n\x0cReportReward\x12 .holodesk.v1.ReportRewardRequest\x1a!.holodesk.v1.ReportRewardResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'holodesk.proto.v1.agent_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_RECORDINGMODE']._serialized_start=2771
-  _globals['_RECORDINGMODE']._serialized_end=2865
-  _globals['_SESSIONOUTCOME']._serialized_start=2868
-  _globals['_SESSIONOUTCOME']._serialized_end=3071
+  _globals['_RECORDINGMODE']._serialized_start=2898
+  _globals['_RECORDINGMODE']._serialized_end=2992
+  _globals['_SESSIONOUTCOME']._serialized_start=2995
+  _globals['_SESSIONOUTCOME']._serialized_end=3198
   _globals['_CLIENTINFO']._serialized_start=119
   _globals['_CLIENTINFO']._serialized_end=222
   _globals['_SESSIONSTART']._serialized_start=225
-  _globals['_SESSIONSTART']._serialized_end=532
-  _globals['_SAMPLINGPARAMS']._serialized_start=535
-  _globals['_SAMPLINGPARAMS']._serialized_end=755
-  _globals['_OBSERVATION']._serialized_start=757
-  _globals['_OBSERVATION']._serialized_end=869
-  _globals['_CANCELSESSION']._serialized_start=871
-  _globals['_CANCELSESSION']._serialized_end=902
-  _globals['_RUNSESSIONREQUEST']._serialized_start=905
-  _globals['_RUNSESSIONREQUEST']._serialized_end=1072
-  _globals['_SESSIONSTARTED']._serialized_start=1075
-  _globals['_SESSIONSTARTED']._serialized_end=1293
-  _globals['_ACTIONS']._serialized_start=1295
-  _globals['_ACTIONS']._serialized_end=1418
-  _globals['_COMPLETION']._serialized_start=1421
-  _globals['_COMPLETION']._serialized_end=1599
-  _globals['_VERSIONSPAN']._serialized_start=1601
-  _globals['_VERSIONSPAN']._serialized_end=1659
-  _globals['_PROMPTIMAGE']._serialized_start=1661
-  _globals['_PROMPTIMAGE']._serialized_end=1760
-  _globals['_GENERATION']._serialized_start=1763
-  _globals['_GENERATION']._serialized_end=1998
-  _globals['_SESSIONENDED']._serialized_start=2001
-  _globals['_SESSIONENDED']._serialized_end=2153
-  _globals['_RUNSESSIONRESPONSE']._serialized_start=2156
-  _globals['_RUNSESSIONRESPONSE']._serialized_end=2318
-  _globals['_REPORTREWARDREQUEST']._serialized_start=2320
-  _globals['_REPORTREWARDREQUEST']._serialized_end=2441
-  _globals['_REPORTREWARDRESPONSE']._serialized_start=2443
-  _globals['_REPORTREWARDRESPONSE']._serialized_end=2483
-  _globals['_LOCATEREQUEST']._serialized_start=2485
-  _globals['_LOCATEREQUEST']._serialized_end=2573
-  _globals['_LOCATION']._serialized_start=2576
-  _globals['_LOCATION']._serialized_end=2709
-  _globals['_LOCATERESPONSE']._serialized_start=2711
-  _globals['_LOCATERESPONSE']._serialized_end=2769
-  _globals['_AGENTSERVICE']._serialized_start=3074
-  _globals['_AGENTSERVICE']._serialized_end=3323
+  _globals['_SESSIONSTART']._serialized_end=554
+  _globals['_SAMPLINGPARAMS']._serialized_start=557
+  _globals['_SAMPLINGPARAMS']._serialized_end=777
+  _globals['_OBSERVATION']._serialized_start=779
+  _globals['_OBSERVATION']._serialized_end=891
+  _globals['_CANCELSESSION']._serialized_start=893
+  _globals['_CANCELSESSION']._serialized_end=924
+  _globals['_RUNSESSIONREQUEST']._serialized_start=927
+  _globals['_RUNSESSIONREQUEST']._serialized_end=1094
+  _globals['_SESSIONSTARTED']._serialized_start=1097
+  _globals['_SESSIONSTARTED']._serialized_end=1315
+  _globals['_ACTIONS']._serialized_start=1317
+  _globals['_ACTIONS']._serialized_end=1440
+  _globals['_COMPLETION']._serialized_start=1443
+  _globals['_COMPLETION']._serialized_end=1621
+  _globals['_VERSIONSPAN']._serialized_start=1623
+  _globals['_VERSIONSPAN']._serialized_end=1681
+  _globals['_PROMPTIMAGE']._serialized_start=1683
+  _globals['_PROMPTIMAGE']._serialized_end=1782
+  _globals['_GENERATION']._serialized_start=1785
+  _globals['_GENERATION']._serialized_end=2020
+  _globals['_SESSIONENDED']._serialized_start=2023
+  _globals['_SESSIONENDED']._serialized_end=2175
+  _globals['_SESSIONHELD']._serialized_start=2177
+  _globals['_SESSIONHELD']._serialized_end=2238
+  _globals['_RUNSESSIONRESPONSE']._serialized_start=2241
+  _globals['_RUNSESSIONRESPONSE']._serialized_end=2445
+  _globals['_REPORTREWARDREQUEST']._serialized_start=2447
+  _globals['_REPORTREWARDREQUEST']._serialized_end=2568
+  _globals['_REPORTREWARDRESPONSE']._serialized_start=2570
+  _globals['_REPORTREWARDRESPONSE']._serialized_end=2610
+  _globals['_LOCATEREQUEST']._serialized_start=2612
+  _globals['_LOCATEREQUEST']._serialized_end=2700
+  _globals['_LOCATION']._serialized_start=2703
+  _globals['_LOCATION']._serialized_end=2836
+  _globals['_LOCATERESPONSE']._serialized_start=2838
+  _globals['_LOCATERESPONSE']._serialized_end=2896
+  _globals['_AGENTSERVICE']._serialized_start=3201
+  _globals['_AGENTSERVICE']._serialized_end=3450
 # @@protoc_insertion_point(module_scope)

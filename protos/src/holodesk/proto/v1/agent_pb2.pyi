@@ -127,6 +127,7 @@ class SessionStart(_message.Message):
     POLICY_FIELD_NUMBER: _builtins.int
     SAMPLING_FIELD_NUMBER: _builtins.int
     RECORDING_FIELD_NUMBER: _builtins.int
+    HOLD_NOTICES_FIELD_NUMBER: _builtins.int
     task: _builtins.str
     """What to do, in natural language.
     Limit: 16384 characters.
@@ -143,6 +144,11 @@ class SessionStart(_message.Message):
     """
     recording: Global___RecordingMode.ValueType
     """Whether the daemon records this session (see docs/recording-format.md)."""
+    hold_notices: _builtins.bool
+    """Send this client a SessionHeld when an operator holds the session before its
+    next step (a pause, or a person taking the desktop over) and when it runs
+    again. A client that cannot read SessionHeld leaves it false and gets none.
+    """
     @_builtins.property
     def client(self) -> Global___ClientInfo: ...
     @_builtins.property
@@ -173,10 +179,11 @@ class SessionStart(_message.Message):
         policy: _builtins.str = ...,
         sampling: Global___SamplingParams | None = ...,
         recording: Global___RecordingMode.ValueType = ...,
+        hold_notices: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["client", b"client", "sampling", b"sampling"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["client", b"client", "displays", b"displays", "encodings", b"encodings", "max_steps", b"max_steps", "policy", b"policy", "recording", b"recording", "resume_token", b"resume_token", "sampling", b"sampling", "task", b"task"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client", b"client", "displays", b"displays", "encodings", b"encodings", "hold_notices", b"hold_notices", "max_steps", b"max_steps", "policy", b"policy", "recording", b"recording", "resume_token", b"resume_token", "sampling", b"sampling", "task", b"task"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -685,30 +692,72 @@ class SessionEnded(_message.Message):
 Global___SessionEnded: _TypeAlias = SessionEnded  # noqa: Y015
 
 @_typing.final
+class SessionHeld(_message.Message):
+    """The session is held before its next step, or runs again (only to a client that set
+    SessionStart.hold_notices). While it is held no Actions come: the client keeps its
+    stream open and does nothing; when it runs again, the daemon first asks for a fresh
+    screen (an empty Actions under the last step's number: no step).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HELD_FIELD_NUMBER: _builtins.int
+    TAKEN_OVER_FIELD_NUMBER: _builtins.int
+    NOTE_FIELD_NUMBER: _builtins.int
+    held: _builtins.bool
+    """True: held from now on (ControlService.PauseSession, the live view's Pause or
+    Take over). False: it runs again (ControlService.ResumeSession, Resume, Hand back).
+    """
+    taken_over: _builtins.bool
+    """A person has the desktop (the live view's Take over), not only a pause."""
+    note: _builtins.str
+    """Handing back (held false): the operator's note for the model's next step.
+    Limit: 16384 characters.
+    """
+    def __init__(
+        self,
+        *,
+        held: _builtins.bool = ...,
+        taken_over: _builtins.bool = ...,
+        note: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["held", b"held", "note", b"note", "taken_over", b"taken_over"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SessionHeld: _TypeAlias = SessionHeld  # noqa: Y015
+
+@_typing.final
 class RunSessionResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     STARTED_FIELD_NUMBER: _builtins.int
     ACTIONS_FIELD_NUMBER: _builtins.int
     ENDED_FIELD_NUMBER: _builtins.int
+    HELD_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def started(self) -> Global___SessionStarted: ...
     @_builtins.property
     def actions(self) -> Global___Actions: ...
     @_builtins.property
     def ended(self) -> Global___SessionEnded: ...
+    @_builtins.property
+    def held(self) -> Global___SessionHeld: ...
     def __init__(
         self,
         *,
         started: Global___SessionStarted | None = ...,
         actions: Global___Actions | None = ...,
         ended: Global___SessionEnded | None = ...,
+        held: Global___SessionHeld | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["actions", b"actions", "ended", b"ended", "event", b"event", "started", b"started"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["actions", b"actions", "ended", b"ended", "event", b"event", "held", b"held", "started", b"started"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["actions", b"actions", "ended", b"ended", "event", b"event", "started", b"started"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actions", b"actions", "ended", b"ended", "event", b"event", "held", b"held", "started", b"started"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["started", "actions", "ended"]  # noqa: Y015
+    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["started", "actions", "ended", "held"]  # noqa: Y015
     _WhichOneofArgType_event: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_event) -> _WhichOneofReturnType_event | None: ...
 
