@@ -33,7 +33,7 @@ from holodesk.daemon.engines.base import (
     TextPart,
 )
 from holodesk.daemon.engines.chat import template_chat
-from holodesk.daemon.engines.vllm_engine import VllmEngine
+from holodesk.daemon.engines.vllm_engine import VllmEngine, _is_cache_miss
 from holodesk.daemon.engines.weights import (
     CheckpointInvalidError,
     CheckpointNotFoundError,
@@ -76,6 +76,7 @@ pytestmark = [
 LONG = 160
 # Tokens of a greedy probe of which weights serve.
 SHORT = 8
+SHORT_SAMPLING = SamplingParams(max_tokens=SHORT)
 LORA_RANK = 8
 
 
@@ -90,11 +91,16 @@ def engine_args(model: Path, **extra: Any) -> dict[str, Any]:
     )
 
 
+def module_engine_args(model: Path) -> dict[str, Any]:
+    return engine_args(model, enable_lora=True, max_lora_rank=LORA_RANK, max_loras=1)
+
+
 @dataclass(frozen=True)
 class Checkpoints:
     a: Path  # the engine's own folder
     b: Path  # the same model with other random weights
     a_checksum: str  # the engine's fingerprint of A
+    a_output: tuple[tuple[int, ...], tuple[float, ...]]  # `scored` on A, as started
     truncated: Path
     wider: Path
     adapter: Path
@@ -104,10 +110,7 @@ class Checkpoints:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def engine(tiny_model: TinyModel, vllm_env: None) -> AsyncIterator[VllmEngine]:
-    engine = VllmEngine(
-        engine_args(tiny_model.path, enable_lora=True, max_lora_rank=LORA_RANK, max_loras=1),
-        sampling_extra={"ignore_eos": True},
-    )
+    engine = VllmEngine(module_engine_args(tiny_model.path), sampling_extra={"ignore_eos": True})
     started = time.perf_counter()
     await engine.start()
     print(f"\nvllm engine start (import included): {time.perf_counter() - started:.1f} s")
@@ -115,12 +118,13 @@ async def engine(tiny_model: TinyModel, vllm_env: None) -> AsyncIterator[VllmEng
     await engine.close()
 
 
-@pytest.fixture(scope="module")
-def checkpoints(
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def checkpoints(
     engine: VllmEngine, tiny_model: TinyModel, tmp_path_factory: pytest.TempPathFactory
 ) -> Checkpoints:
     root = tmp_path_factory.mktemp("checkpoints")
     assert engine.policy_version.number == 0, "the checkpoints fixture records A's fingerprint"
+    a_output = await scored(engine, "a-as-started")
     # B: the model of another seed, in a copy of A's folder (A's config and tokenizer).
     other = build_tiny_nemotron_vl(root / "seed-1", replace(tiny_model.spec, seed=1))
     b = _copy(tiny_model.path, root / "b")
@@ -133,6 +137,7 @@ def checkpoints(
         a=tiny_model.path,
         b=b,
         a_checksum=engine.policy_version.checksum,
+        a_output=a_output,
         truncated=truncated,
         wider=wider,
         adapter=_adapter(root / "adapter", hidden=tiny_model.spec.hidden_size),
@@ -195,11 +200,27 @@ def serving(engine: VllmEngine, checkpoints: Checkpoints) -> Path:
 
 async def greedy(engine: VllmEngine, request_id: str) -> tuple[int, ...]:
     """The greedy token ids of a fixed short request, checked to be of one version."""
+    return (await scored(engine, request_id))[0]
+
+
+async def scored(engine: VllmEngine, request_id: str) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """The greedy token ids of a fixed short request with an image, and their logprobs."""
     probe = replace(request(request_id, images=1, max_tokens=SHORT), logprobs=True)
     result = await engine.generate(probe)
     (sample,) = result.samples
     assert sample.versions == (VersionSpan(engine.policy_version.number, 0, SHORT),)
-    return sample.token_ids
+    return sample.token_ids, sample.token_logprobs
+
+
+def assert_same_output(
+    got: tuple[tuple[int, ...], tuple[float, ...]],
+    expected: tuple[tuple[int, ...], tuple[float, ...]],
+) -> None:
+    """The same greedy tokens, and logprobs equal within 1e-6 (same weights, same
+    kernels, same batch: they are bitwise equal in practice)."""
+    assert got[0] == expected[0]
+    gaps = [abs(a - b) for a, b in zip(got[1], expected[1], strict=True)]
+    assert max(gaps) <= 1e-6, gaps
 
 
 def long_request(request_id: str, images: int = 1) -> GenerationRequest:
@@ -328,14 +349,128 @@ async def test_the_old_weights_serve_again_after_a_round_trip(
     output as then (nothing of the weights in between, nor of their caches, is left)."""
     first = serving(engine, checkpoints)
     first_version = engine.policy_version
-    first_output = await greedy(engine, "trip-1")
+    first_output = await scored(engine, "trip-1")
     await engine.update_weights(other(engine, checkpoints), UpdateMode.KEEP)
     between = await greedy(engine, "trip-2")
     back = await engine.update_weights(first, UpdateMode.KEEP)
     assert back.version.checksum == first_version.checksum
     assert back.version.number == first_version.number + 2
-    assert between != first_output
-    assert await greedy(engine, "trip-3") == first_output
+    assert between != first_output[0]
+    assert_same_output(await scored(engine, "trip-3"), first_output)
+
+
+async def test_an_updated_engine_computes_as_a_fresh_start_on_its_checkpoint(
+    engine: VllmEngine, checkpoints: Checkpoints
+) -> None:
+    """The module's engine, started on A and updated to B, against an engine started
+    on B: the same fingerprint, the same greedy tokens, the same logprobs.
+
+    On a CPU that prepacks Mamba2's conv1d weight, every update left the mixers'
+    `conv_weights` buffer (the view the convolution reads) with A's values: the
+    fingerprint of the parameters matched a fresh start on B while the logprobs were
+    ~6x further from B's than a fresh engine's. A round trip back to A cannot show
+    it (the stale values are A's), hence the second engine (~20-40 s)."""
+    fresh = VllmEngine(module_engine_args(checkpoints.b), sampling_extra={"ignore_eos": True})
+    started = time.perf_counter()
+    await fresh.start()
+    try:
+        print(f"\nsecond vllm engine start: {time.perf_counter() - started:.1f} s")
+        expected_checksum = fresh.policy_version.checksum
+        expected = await scored(fresh, "fresh-b")
+    finally:
+        await fresh.close()
+    if serving(engine, checkpoints) != checkpoints.b:
+        await engine.update_weights(checkpoints.b, UpdateMode.WAIT)
+    assert engine.policy_version.checksum == expected_checksum
+    assert_same_output(await scored(engine, "updated-b"), expected)
+    # And back: A's own output at the engine's start.
+    await engine.update_weights(checkpoints.a, UpdateMode.KEEP)
+    assert engine.policy_version.checksum == checkpoints.a_checksum
+    assert_same_output(await scored(engine, "updated-a"), checkpoints.a_output)
+
+
+@pytest.mark.parametrize(
+    ("kernel", "dtype"), [("onednn", "bfloat16"), ("onednn", "float32"), ("sgl", "bfloat16")]
+)
+async def test_the_fingerprint_reads_the_weights_a_cpu_kernel_packed(
+    kernel: str, dtype: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On CPU, vLLM hands an unquantized linear layer's weight to a kernel that keeps
+    its own packed copy (oneDNN; the AMX "sgl" kernel where the CPU has AMX) and
+    empties the parameter: a fingerprint of the parameters saw none of the model's
+    linear layers. It reads the weight back through the kernel, exactly."""
+    import torch
+    from vllm import _custom_ops
+    from vllm.model_executor.layers import utils
+
+    from holodesk.daemon.engines.fingerprint import fingerprint
+    from holodesk.daemon.engines.vllm_worker import leaf_tensors
+
+    torch_dtype = getattr(torch, dtype)
+    if kernel == "onednn":
+        if not _custom_ops._supports_onednn:
+            pytest.skip("this vLLM build has no oneDNN kernels")
+        monkeypatch.setattr(utils, "check_cpu_sgl_kernel", lambda *_: False)
+    elif not utils.check_cpu_sgl_kernel(96, 64, torch_dtype):
+        pytest.skip("no AMX on this CPU")
+
+    def model(weight: torch.Tensor, packed: bool) -> torch.nn.Module:
+        layer = torch.nn.Module()
+        layer.weight = torch.nn.Parameter(weight.clone(), requires_grad=False)
+        layer.input_size = weight.shape[1]
+        if packed:
+            utils.dispatch_cpu_unquantized_gemm(layer, remove_weight=True)
+            assert layer.weight.numel() == 0
+        return torch.nn.Sequential(layer)
+
+    weight = torch.randn(96, 64, generator=torch.Generator().manual_seed(3)).to(torch_dtype)
+    changed = weight.clone()
+    changed[5, 7] += 1
+    with torch.inference_mode():
+        ((name, read),) = list(leaf_tensors(model(weight, packed=True)))
+        assert name == "0.weight"
+        assert read.dtype == torch_dtype
+        assert torch.equal(read, weight)
+        packed = fingerprint(leaf_tensors(model(weight, packed=True)))
+        assert packed == fingerprint(leaf_tensors(model(weight, packed=False)))
+        assert packed != fingerprint(leaf_tensors(model(changed, packed=True)))
+
+
+async def test_an_update_keeps_the_images_vllm_has_preprocessed(
+    engine: VllmEngine, checkpoints: Checkpoints
+) -> None:
+    """vLLM's multimodal processor cache holds preprocessed pixels, which no weight
+    touches: an update leaves it, on both sides, as it was. Cleared at the pause
+    (as vLLM's pause_generation(clear_cache=True) does), it failed a request that
+    vLLM was preprocessing then with "Expected a cached item for mm_hash=...": the
+    entry went between the processor's check and its read."""
+    screen = replace(png(320, 320, 77), content_id="screen-kept-across-updates")
+    step = chat_request("kept-before", (screen, TextPart("Open the menu.")), SHORT_SAMPLING)
+    before = await engine.generate(step)
+    cache = engine.llm.renderer.mm_processor_cache
+    assert cache.is_cached([screen.content_id]) == [True]
+    in_flight = asyncio.create_task(engine.generate(long_request("kept-long", images=1)))
+    await running(engine, "kept-long")
+    await engine.update_weights(other(engine, checkpoints), UpdateMode.KEEP)
+    await asyncio.wait_for(in_flight, GUARD_S * 4)
+
+    assert cache.is_cached([screen.content_id]) == [True]
+    resends = engine.resends
+    # Sent by its id alone: the engine core still holds it too, so no resend.
+    after = await engine.generate(replace(step, request_id="kept-after"))
+    assert engine.resends == resends
+    assert after.prompt_token_ids == before.prompt_token_ids
+
+
+async def test_vllm_losing_an_entry_under_its_processor_is_a_cache_miss(engine: VllmEngine) -> None:
+    """vLLM's own error for an entry gone between its processor's check and its read
+    (raised here by the live cache itself) is a cache miss: the engine sends the
+    request again with pixels instead of failing it."""
+    cache = engine.llm.renderer.mm_processor_cache
+    with pytest.raises(AssertionError, match="Expected a cached item for mm_hash") as lost:
+        cache.get_and_update_item(None, "never-sent")
+    assert _is_cache_miss(lost.value)
+    assert not _is_cache_miss(AssertionError("another assertion"))
 
 
 @pytest.mark.parametrize("part", ["mlp1.", "vision_model."])

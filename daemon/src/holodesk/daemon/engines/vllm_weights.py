@@ -8,13 +8,15 @@ One update, in order, so that a refused one touches nothing:
    checkpoint's (engines/checkpoint.py: missing, half-written, another
    architecture or shape are refused here);
 2. pause generation in the update's mode (vLLM's "keep", "wait" or "abort"),
-   clearing vLLM's prefix, multimodal and encoder caches;
+   its caches left as they are;
 3. load in the worker (streamed, in place), then fingerprint the worker's own
    tensors: unchanged is UpdateIneffectiveError and the version stays;
-4. reset the prefix, encoder and multimodal processor caches again (nothing of
-   the old weights' may serve the new ones; `_reset_caches` says why again),
-   label the weights with vLLM's `update_weight_version` (str of the version
-   number: outputs carry it per token);
+4. reset what the old weights computed: the prefix (KV) cache, preempting the
+   requests KEEP froze, and the encoder cache; not the multimodal processor
+   cache, which holds preprocessed pixels, not anything the weights computed
+   (`_reset_caches` says why it must not be cleared); label the weights with
+   vLLM's `update_weight_version` (str of the version number: outputs carry it
+   per token);
 5. resume, always, whatever happened in 2-4.
 
 A load that fails midway leaves some tensors new and some old. Nothing may serve
@@ -26,7 +28,7 @@ checkpoint loads (the next successful update_weights) or the daemon restarts:
 a daemon that serves no weights is honest, one that serves mixed weights is not.
 
 Modes, as vLLM implements them: KEEP freezes the requests in flight; on resume
-they are recomputed on the new weights (the cleared cache makes vLLM prefill
+they are recomputed on the new weights (the reset KV cache makes vLLM prefill
 their prompt and the tokens so far again) and their later tokens carry the new
 version, so a sample has two spans. WAIT lets them finish on the old weights
 before the load. ABORT stops them; VllmEngine.generate() runs each again on the
@@ -327,8 +329,10 @@ class VllmUpdates:
         self.restarts.paused(mode)
         paused_at = time.monotonic()
         try:
-            # Clears vLLM's prefix, multimodal processor and encoder caches as it pauses.
-            await llm.pause_generation(mode=mode.value, clear_cache=True)
+            # Caches are reset after the load instead (`_reset_caches`): clear_cache
+            # would also clear the multimodal processor cache under requests
+            # being preprocessed.
+            await llm.pause_generation(mode=mode.value, clear_cache=False)
             # WAIT's drain generated on the old weights: not counted as paused.
             paused_at = time.monotonic()
             self.stage = "loading"
@@ -472,23 +476,28 @@ class VllmUpdates:
 
 
 async def _reset_caches(llm: Any) -> None:
-    """Clear vLLM's prefix and encoder caches (no entry computed with the old
-    weights may serve the new), and its multimodal processor cache on both sides.
+    """Drop what the old weights computed, with generation paused: the KV cache
+    (vLLM's prefix cache reset, which preempts the requests KEEP froze so that
+    they are prefilled again on the new weights, as vLLM's own pause with
+    clear_cache does) and the encoder cache (image embeddings).
 
-    The pause cleared them all already, but not at one instant: vLLM clears the
-    processor cache's sender side (this process) as the pause begins and its
-    receiver side (the engine core) once WAIT's drain is over, so an image sent
-    in between is remembered as sent and no longer held: the next prompt with it
-    would fail. Cleared here together, with nothing running, they agree again.
+    vLLM's multimodal processor cache is left alone: it holds each image's
+    preprocessed pixels (tiles, normalised), which no weight touches. Clearing it
+    (what `pause_generation(clear_cache=True)` and `reset_mm_cache` do) is not
+    safe while requests are preprocessed, and they are during a pause: vLLM
+    preprocesses a request on its renderer thread as it is submitted, and clears
+    the cache's sender side on another thread. A clear landing between the
+    processor's "is this image cached?" (yes: the screenshot of the previous
+    step) and its read of the cached entry, while it processes the prompt's new
+    image, fails the request with an AssertionError ("Expected a cached item for
+    mm_hash=..."); seen in 1 run of 5 of tests/e2e/test_rl_loop.py, a session on
+    the old version ending in a round across a KEEP update. The engine core's
+    side was cleared at another instant again, so the two sides also disagreed
+    on what was sent. Not cleared, they cannot disagree because of an update.
     """
-    await llm.reset_prefix_cache()
+    # Nothing runs now (paused), so running requests are only those KEEP froze.
+    await llm.reset_prefix_cache(reset_running_requests=True, reset_connector=True)
     await llm.reset_encoder_cache()
-    # reset_mm_cache first joins vLLM's background processor warm-up, blocking:
-    # joined in a thread instead, so the event loop is never held up by it.
-    join = getattr(getattr(llm, "renderer", None), "_join_mm_warmup", None)
-    if callable(join):
-        await asyncio.to_thread(join)
-    await llm.reset_mm_cache()
 
 
 def _adapter_mode(mode: UpdateMode) -> UpdateMode:

@@ -18,10 +18,13 @@ import it (for its qualified name) without either.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from holodesk.daemon.engines.fingerprint import fingerprint
+
+log = logging.getLogger(__name__)
 
 WORKER_EXTENSION = "holodesk.daemon.engines.vllm_worker.HolodeskWorkerExtension"
 LOAD_METHOD = "holodesk_load_safetensors"
@@ -59,9 +62,17 @@ class _Counted:
 
 
 def leaf_tensors(model: Any) -> Iterator[tuple[str, Any]]:
-    """The model's parameters, with the tensors that hold the bytes of vLLM's
-    shared and wrapper parameters (TorchAO's qdata and scale...), as vLLM's own
-    weight checksum walks them."""
+    """Every tensor the model computes with, by name: its parameters (with the
+    tensors that hold the bytes of vLLM's shared and wrapper parameters, TorchAO's
+    qdata and scale..., as vLLM's own weight checksum walks them), the weights its
+    CPU kernels repacked (`kernel_weight`), then its buffers.
+
+    Buffers count because vLLM keeps state derived from the weights in them: Mamba2's
+    `conv_weights` is a view of conv1d's weight that a reload updates only while the
+    two share memory (see `_refresh_detached_views`). A fingerprint of parameters
+    alone called an engine whose conv_weights still held the previous checkpoint's
+    values "the same weights" as a fresh start on the new one.
+    """
     from torch.utils._python_dispatch import is_traceable_wrapper_subclass
     from vllm.model_executor.parameter import SharedWeightParameter
 
@@ -75,8 +86,84 @@ def leaf_tensors(model: Any) -> Iterator[tuple[str, Any]]:
         else:
             yield name, tensor
 
-    for name, parameter in model.named_parameters():
-        yield from leaves(name, parameter)
+    for module_name, module in model.named_modules():
+        prefix = f"{module_name}." if module_name else ""
+        for name, parameter in module.named_parameters(recurse=False):
+            packed = kernel_weight(module) if name == "weight" else None
+            yield from leaves(prefix + name, parameter if packed is None else packed)
+    for name, buffer in model.named_buffers():
+        yield name, buffer
+
+
+def kernel_weight(layer: Any) -> Any:
+    """The weight a linear layer's CPU kernel computes with, where vLLM packed it
+    out of the parameter (None elsewhere).
+
+    On CPU, vLLM's unquantized linear layers hand their weight to a kernel (oneDNN,
+    or the AMX "sgl" kernels, or zentorch) that keeps its own packed copy, and
+    replace the parameter by an empty tensor: the parameter says nothing of what
+    the layer computes. The kernel itself is asked: multiplied by the identity, it
+    gives back W^T exactly (each output is one weight times 1.0 plus zeros, so no
+    rounding and no summation order), in the weight's dtype and shape, so a layer
+    fingerprints as the parameter it was loaded from. Costs one (K x K) @ (K x N)
+    product per layer, run only for packed layers.
+    """
+    import torch
+
+    weight = getattr(layer, "weight", None)
+    linear = getattr(layer, "cpu_linear", None)
+    if not callable(linear) or not isinstance(weight, torch.Tensor) or weight.numel():
+        return None
+    inputs: int = getattr(layer, "input_size_per_partition", 0) or getattr(layer, "input_size", 0)
+    identity = torch.eye(inputs, dtype=weight.dtype, device=weight.device)
+    try:
+        return linear(identity, weight, None).t().contiguous()
+    except Exception as exc:
+        # A kernel this does not know how to ask: its (empty) parameter stands in.
+        log.warning(
+            "a packed %s weight is left out of the fingerprint: %s", type(layer).__name__, exc
+        )
+        return None
+
+
+def _same_memory(a: Any, b: Any) -> bool:
+    return bool(a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr())
+
+
+def _refresh_detached_views(model: Any) -> list[str]:
+    """Bring buffers that are views of a parameter up to date after a reload;
+    returns those that could not be (the reload left them with old values).
+
+    vLLM's layerwise reload copies new values into each parameter's memory and
+    leaves non-persistent buffers alone, counting on them being views of that
+    memory. A kernel that repacked a parameter at load time gave it new memory,
+    and the view kept the old: on CPUs with AVX512-BF16 or bf16 on Arm, vLLM
+    prepacks Mamba2's conv1d weight (`causal_conv1d_weight_pack`), and the
+    mixer's `conv_weights` buffer, the view its convolution reads, kept the
+    first checkpoint's values through every update: an updated engine computed
+    with the old convolution and the new everything else. The unpacked weight
+    the kernel keeps beside the packed one (`_cpu_unpacked_conv_weight`, set
+    again by the reload) is copied into the view's memory, as at a fresh load.
+    """
+    import torch
+
+    owners = {id(p): m for m in model.modules() for p in m.parameters(recurse=False)}
+    stale: list[str] = []
+    for module_name, module in model.named_modules():
+        for name, buffer in module.named_buffers(recurse=False):
+            base = buffer._base
+            if base is None or _same_memory(buffer, base):
+                continue
+            source = getattr(owners.get(id(base)), "_cpu_unpacked_conv_weight", None)
+            if (
+                isinstance(source, torch.Tensor)
+                and source.numel() == buffer.numel()
+                and source.dtype == buffer.dtype
+            ):
+                buffer.copy_(source.reshape(buffer.shape))
+            else:
+                stale.append(f"{module_name}.{name}" if module_name else name)
+    return stale
 
 
 def _describe(exc: BaseException) -> str:
@@ -112,8 +199,16 @@ class HolodeskWorkerExtension:
         `default_weight_loader`: an update would silently keep the old projector).
         Pass 2 loads the checkpoint's tensors of those layers again, now on their
         real tensors, through the model's own `load_weights`.
-        Then the worker's LoRA adapters (loaded again from their folders by the
-        next request naming them), encoder and multimodal caches are dropped.
+        Then buffers that are views of a parameter a CPU kernel repacked (Mamba2's
+        `conv_weights`) get the new values (`_refresh_detached_views`), and the
+        worker's LoRA adapters are dropped (loaded again from their folders by the
+        next request naming them). The loaded model then holds what a fresh start on
+        the checkpoint holds, tensor for tensor, buffers included
+        (tests/engines/test_vllm_weights.py compares the two). The encoder and KV
+        caches are the caller's to reset (vllm_weights._reset_caches), on the engine
+        core's side and the worker's at once: this worker's encoder cache dropped
+        alone, the scheduler would still count an image's embedding as computed and
+        the next request with it would kill the engine core ("Encoder cache miss").
 
         Answers {"tensors": n read, "second_pass": n loaded by pass 2, "error": ""
         or what failed, "missing": the failure was a file not found}: an answer,
@@ -137,9 +232,8 @@ class HolodeskWorkerExtension:
                 unread = sum(1 for _ in counted)
                 if unreached:
                     second = self._load_directly(files, unreached)
+                stale = _refresh_detached_views(self.model_runner.get_model())
                 self.model_runner.reset_lora_state()
-                self.model_runner.reset_encoder_cache()
-                self.model_runner.reset_mm_cache()
         except Exception as exc:
             return {
                 "tensors": counted.count,
@@ -150,6 +244,13 @@ class HolodeskWorkerExtension:
         error = (
             f"the model's loader left {unread} tensor(s) of the checkpoint unread" if unread else ""
         )
+        if stale and not error:
+            # The previous values stay in them: the caller loads the previous
+            # checkpoint again, which they fit.
+            error = (
+                f"the reload left {', '.join(stale)} with the previous weights' values (views "
+                "of parameters a kernel repacked, with no unpacked copy to refresh them from)"
+            )
         return {"tensors": loaded, "second_pass": second, "error": error, "missing": False}
 
     def _reload_in_place(self, tensors: Iterable[tuple[str, Any]]) -> set[str]:
@@ -187,7 +288,8 @@ class HolodeskWorkerExtension:
         return len(wanted)
 
     def holodesk_weights_fingerprint(self) -> str:
-        """`fingerprint` of this rank's parameters, as they are now."""
+        """`fingerprint` of this rank's tensors as they are now (`leaf_tensors`:
+        parameters, CPU-packed weights through their kernel, buffers)."""
         import torch
 
         with torch.inference_mode():
