@@ -15,6 +15,7 @@ import pytest
 
 from holodesk.platform.base import Backend
 from holodesk.platform.select import open_backend
+from holodesk.platform.wayland.portal_keysyms import AnyKeysym
 from holodesk.platform.wayland.tokens import TokenStore
 from tests.support.dbus_session import dbus_daemon, private_session_bus
 
@@ -70,7 +71,9 @@ def tokens(tmp_path: Path) -> TokenStore:
 def open_wayland(shared_portal: Any, shared_tokens: Path) -> OpenWayland:
     """Open the wayland backend, portal route, on the shared stand-in portal (caller closes).
 
-    Frames through the Screenshot portal: the stand-in has no PipeWire stream.
+    Frames through the Screenshot portal: the stand-in has no PipeWire stream. The
+    stand-in binds a key for any keysym (as KWin 6 does), and has no compositor whose
+    keymap could be read: nothing is refused (AnyKeysym).
     """
 
     def open_(**options: Any) -> Backend:
@@ -79,7 +82,7 @@ def open_wayland(shared_portal: Any, shared_tokens: Path) -> OpenWayland:
             input="portal",
             bus_address=shared_portal.address,
             token_path=shared_tokens,
-            **{"capture": "screenshot", **options},
+            **{"capture": "screenshot", "keysyms": AnyKeysym(), **options},
         )
 
     return open_

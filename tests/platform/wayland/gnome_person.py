@@ -259,7 +259,9 @@ def open_allowed(
     evidence: Path,
     **options: Any,
 ) -> Backend:
-    """open_portal_route on `desktop`, with `person` answering the consent dialog meanwhile."""
+    """open_portal_route on `desktop` (in its environment, so the route reads its keymap),
+    with `person` answering the consent dialog meanwhile."""
+    options.setdefault("environ", desktop.environ())
     # The portal waits longer than the person does, so a slow dialog fails as the
     # person's own error (with the screen kept as evidence), not as a consent timeout.
     return allowing(

@@ -25,7 +25,9 @@ READY_TIMEOUT_S = 30.0
 
 
 def open_kde_route(desktop: HeadlessDesktop, tokens: TokenStore, **options: Any) -> Backend:
-    """`open_portal_route` on the desktop (`options` are its own), once KDE's portal is ready."""
+    """`open_portal_route` on the desktop (`options` are its own; by default in the desktop's
+    environment, so the route reads its keymap), once KDE's portal is ready."""
+    options.setdefault("environ", desktop.environ())
     deadline = time.monotonic() + READY_TIMEOUT_S
     while True:
         try:

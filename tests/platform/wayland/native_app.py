@@ -23,7 +23,7 @@ import pytest
 from holodesk.platform.base import Backend, Region
 from tests.platform.conformance import CASES, Case, Motion
 from tests.platform.wayland.desktops import HeadlessDesktop
-from tests.platform.wayland.portal_suite import KNOWN_LIMIT_WAIT_S
+from tests.platform.wayland.portal_suite import KNOWN_LIMIT_WAIT_S, check_refused
 from tests.platform.wlroots.gtk_probe import (
     INSTALL_FIX,
     SYSTEM_PYTHON,
@@ -128,10 +128,14 @@ def target(backend: Backend, native_app: GtkProbe) -> Iterator[NativeTarget]:
         backend.input.release_all()
 
 
-def native_conformance(limits: Mapping[str, str]) -> Callable[..., None]:
+def native_conformance(
+    limits: Mapping[str, str], refused: Mapping[str, str] | None = None
+) -> Callable[..., None]:
     """The conformance suite over CASES (drag-path too: the native app gets every
-    motion) on the module's `backend`, with `limits` xfailed, strictly."""
-    unknown = set(limits) - {case.id for case in CASES}
+    motion) on the module's `backend`, with `limits` xfailed, strictly, and `refused`
+    (case id: a pattern of the InputError) checked by portal_suite's `check_refused`."""
+    refusals = dict(refused or {})
+    unknown = (set(limits) | set(refusals)) - {case.id for case in CASES}
     if unknown:
         raise ValueError(f"no conformance cases named {sorted(unknown)}")
 
@@ -142,6 +146,9 @@ def native_conformance(limits: Mapping[str, str]) -> Callable[..., None]:
 
     @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=marks(c)) for c in CASES])
     def test_conformance(case: Case, target: NativeTarget) -> None:
+        if case.id in refusals:
+            check_refused(case, target, refusals[case.id])
+            return
         if case.id in limits:
             target.wait_cap_s = KNOWN_LIMIT_WAIT_S
         case.run(target)

@@ -8,10 +8,12 @@ compositor's XWayland: its input
 comes from the compositor's seat, which the portal's NotifyPointer* and
 NotifyKeyboardKeysym calls feed, as every app's does.
 
-`conformance(limits)` makes the suite's test for one compositor: `limits` maps a
-case id to what that compositor itself cannot do through the portal (a strict
-xfail, so a compositor that learns it makes the case fail until the entry goes;
-its waits are cut to KNOWN_LIMIT_WAIT_S).
+`conformance(limits, refused)` makes the suite's test for one compositor: `limits`
+maps a case id to what that compositor itself cannot do through the portal (a
+strict xfail, so a compositor that learns it makes the case fail until the entry
+goes; its waits are cut to KNOWN_LIMIT_WAIT_S); `refused`, to the InputError the
+route must raise instead, before sending anything (keys the desktop's keymap
+lacks, which the compositor would drop without a word: `check_refused`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import pytest
 from PIL import Image
 
 from holodesk.platform.base import Backend, MouseButton, Region
+from holodesk.platform.errors import InputError
 from tests.platform.conformance import (
     CASES,
     Case,
@@ -31,6 +34,7 @@ from tests.platform.conformance import (
     Motion,
     Observed,
     Press,
+    Target,
     TkTarget,
     tk_observed,
 )
@@ -210,12 +214,54 @@ def test_drag_path(backend: Backend, target: SettledTarget) -> None:
     assert all(point in remaining for point in held), f"{held} is not a part of {path}"
 
 
-def conformance(limits: Mapping[str, str]) -> Callable[..., None]:
-    """The conformance suite over CASES for the module's `backend`, with `limits` xfailed.
+# What the portal route refuses on a desktop whose keymap is the stock US one (mutter 43's
+# and KWin 5.27's here), naming the first keys each case needs that would not arrive:
+# characters no key has, keys the portal would type as others, a key beyond XWayland.
+US_KEYMAP_REFUSALS = {
+    "held-character-without-a-key": r"layout has no key for: 'ß' \(U\+00DF\)\. Nothing",
+    "unicode-text": (
+        r"has no key for: 'é' \(U\+00E9\), 'ö' \(U\+00F6\), 'ñ' \(U\+00F1\), '日' "
+        r"\(U\+65E5\), '本' \(U\+672C\); these are only on a key above keycode 255, which X11 "
+        r"apps on XWayland never receive: '€' \(U\+20AC\)\. Nothing"
+    ),
+    "format-characters": (
+        r"has no key for: U\+200D ZERO WIDTH JOINER, U\+200C ZERO WIDTH NON-JOINER, U\+200E "
+        r"LEFT-TO-RIGHT MARK, U\+200F RIGHT-TO-LEFT MARK, U\+E0041 TAG LATIN CAPITAL LETTER A\."
+    ),
+    # The stock keymap's KEY_REFRESH and KEY_STOP are XF86Reload and Cancel.
+    "browser-keys": r"has no key for: the browser_refresh key\. Nothing",
+    # KP_0 is Num Lock's level of KP_Insert's key, and both desktops press Shift for it:
+    # KP_Insert would arrive (the case's xfail before: "KP_Decimal arrives as
+    # Shift+KP_Delete").
+    "keypad-keys": (
+        r"the key the portal would press for these types something else: the kp_0 key\. Nothing"
+    ),
+}
+
+
+def check_refused(case: Case, target: Target, pattern: str) -> None:
+    """`case` ends in the InputError `pattern` matches, which names the desktop and its
+    layout, and nothing of the refused input reached the app: every case refused
+    here works in the one-line field, and a "d" typed next arrives alone."""
+    with pytest.raises(InputError, match=pattern) as raised:
+        case.run(target)
+    # Read from the compositor, not assumed.
+    assert "its keyboard layout (English (US)) has a key for" in str(raised.value), raised.value
+    assert target.backend.input.held() == ((), ())
+    target.backend.input.type_text("d")
+    assert target.wait_text("line", "d") == "d"
+
+
+def conformance(
+    limits: Mapping[str, str], refused: Mapping[str, str] | None = None
+) -> Callable[..., None]:
+    """The conformance suite over CASES for the module's `backend`, with `limits` xfailed
+    and `refused` (case id: a pattern of the InputError) checked by `check_refused`.
 
     drag-path runs as test_drag_path above (close motions are merged on the way).
     """
-    unknown = set(limits) - {case.id for case in CASES}
+    refusals = dict(refused or {})
+    unknown = (set(limits) | set(refusals)) - {case.id for case in CASES}
     if unknown:
         raise ValueError(f"no conformance cases named {sorted(unknown)}")
 
@@ -230,6 +276,9 @@ def conformance(limits: Mapping[str, str]) -> Callable[..., None]:
         "case", [pytest.param(case, id=case.id, marks=marks(case)) for case in CASES]
     )
     def test_conformance(case: Case, target: SettledTarget) -> None:
+        if case.id in refusals:
+            check_refused(case, target, refusals[case.id])
+            return
         if case.id in limits:
             target.wait_cap_s = KNOWN_LIMIT_WAIT_S
         case.run(target)

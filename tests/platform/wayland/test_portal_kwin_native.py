@@ -33,6 +33,7 @@ from tests.platform.wayland.native_app import (  # noqa: F401 - fixtures collect
     native_conformance,
     target,
 )
+from tests.platform.wayland.portal_suite import US_KEYMAP_REFUSALS
 
 pytestmark = pytest.mark.portal_desktop
 
@@ -74,31 +75,17 @@ _MERGED_NOTCHES = (
     "scroll-left and scroll-right-up cases pass), where the Tk probe through XWayland gets "
     "no wheel event at all (test_portal_kwin.py)"
 )
-_NO_KEYCODE = (
-    "xdg-desktop-portal-kde 5.27 types only keysyms its keymap has a key for: é, €, 日本 and "
-    "the format characters are dropped (as at the Tk probe)"
-)
 KWIN_LIMITS = {
     **{f"scroll-{name}": _MERGED_NOTCHES for name in ("down", "up", "right")},
     "key-down-and-up": (
         "KWin drops a second press of a key already held (the suite's auto-repeat check): "
         "only one B arrives (as at the Tk probe)"
     ),
-    "held-character-without-a-key": _NO_KEYCODE,
-    "unicode-text": _NO_KEYCODE,
-    "format-characters": _NO_KEYCODE,
-    "keypad-keys": (
-        "KWin reaches a keysym's second level with Shift, but the keypad's decimal point "
-        "is NumLock's level: KP_Decimal arrives as Shift+KP_Delete (as on mutter)"
-    ),
-    "browser-keys": (
-        "XF86Refresh and XF86Stop do not arrive at the native GTK app either (the other "
-        "browser keys do; as on mutter)"
-    ),
 }
 
 
-test_conformance = native_conformance(KWIN_LIMITS)
+# Keys the keymap lacks are refused, as at the Tk probe (US_KEYMAP_REFUSALS).
+test_conformance = native_conformance(KWIN_LIMITS, refused=US_KEYMAP_REFUSALS)
 
 
 def test_doctor_says_what_an_untrusting_kwin_leaves_and_the_fix(

@@ -24,6 +24,7 @@ from tests.platform.wayland.native_app import (  # noqa: F401 - fixtures collect
     native_conformance,
     target,
 )
+from tests.platform.wayland.portal_suite import US_KEYMAP_REFUSALS
 
 pytestmark = pytest.mark.portal_desktop
 
@@ -51,32 +52,18 @@ def backend(
     opened.close()
 
 
-# What mutter 43 itself does not do through a RemoteDesktop session: the same six
-# cases as on the Tk probe through XWayland (test_portal_mutter.py), so none of them
-# is XWayland's doing. Strict: a mutter that learns one fails its case.
-_NO_KEYCODE = (
-    "mutter 43 types only keysyms its keymap has a key for (its log: 'No keycode found for "
-    "keyval e9 in current group'), and a portal client cannot change that keymap"
-)
+# What mutter 43 itself does not do through a RemoteDesktop session: the same cases as
+# on the Tk probe through XWayland (test_portal_mutter.py), so none of them is XWayland's
+# doing, and the same keys refused (US_KEYMAP_REFUSALS): mutter drops a keysym its keymap
+# has no key for. Strict: a mutter that learns one fails its case.
 MUTTER_LIMITS = {
-    "held-character-without-a-key": _NO_KEYCODE + ": ß, é, € have no key on the US layout",
-    "unicode-text": _NO_KEYCODE + ": é, ö, ñ, €, 日本 are dropped",
-    "format-characters": _NO_KEYCODE + ": ZWJ, ZWNJ, LRM, RLM and tag characters are dropped",
-    "keypad-keys": (
-        "mutter 43 reaches a keysym's second level with Shift, but the keypad's digits and "
-        "decimal point are NumLock's level: KP_Decimal arrives as Shift+KP_Delete"
-    ),
     "key-down-and-up": (
         "a second press of a key already held does not arrive (the suite's stand-in for "
         "auto-repeat): only one B"
-    ),
-    "browser-keys": (
-        "XF86Refresh and XF86Stop do not arrive at the native GTK app either (the other "
-        "browser keys do): mutter's, not XWayland's"
     ),
 }
 
 
 # Every case, drag-path too: every motion of a fast drag arrives (GTK compresses
 # none, and mutter forwards each portal motion).
-test_conformance = native_conformance(MUTTER_LIMITS)
+test_conformance = native_conformance(MUTTER_LIMITS, refused=US_KEYMAP_REFUSALS)

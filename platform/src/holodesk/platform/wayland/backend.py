@@ -59,6 +59,7 @@ from holodesk.platform.wayland.portal_input import (
     SCROLL_MODES,
     PortalInput,
 )
+from holodesk.platform.wayland.portal_keysyms import KeysymSource, portal_keysyms
 from holodesk.platform.wayland.portal_route import open_portal_route
 from holodesk.platform.wayland.screenshot import (
     DEFAULT_SCREENSHOT_TIMEOUT_S,
@@ -96,6 +97,7 @@ def create(
     capture: str = "auto",
     gst_launch: str = GST_LAUNCH,
     environ: Mapping[str, str] | None = None,
+    keysyms: KeysymSource | None = None,
 ) -> Backend:
     """Open the desktop through the portal on the session bus (default: this session's).
 
@@ -110,6 +112,8 @@ def create(
     is not used), "kwin" (KWin's ScreenShot2, `kwin_screenshot`), "screenshot"
     (the Screenshot portal), or "auto": PipeWire when its reader can run here
     (KWin's ScreenShot2 when a KWin's stream sends nothing), else Screenshot.
+    `keysyms`: which keys the portal's desktop types (default: its keymap, read
+    from `environ`'s WAYLAND_DISPLAY, says: `portal_keysyms`).
     """
     env = os.environ if environ is None else environ
     route = _route(input, env)
@@ -136,6 +140,7 @@ def create(
             gst_launch,
             capture,
             env,
+            keysyms,
         )
         if backend is not None:
             return backend
@@ -153,7 +158,11 @@ def create(
             layout = _layout(monitors, shots, scale_factor)
             if session is not None:
                 driver: InputDriver = PortalInput(
-                    session, lambda: layout, scroll=scroll, smooth_step_px=smooth_step_px
+                    session,
+                    lambda: layout,
+                    keysyms=keysyms or portal_keysyms(session.bus, env),
+                    scroll=scroll,
+                    smooth_step_px=smooth_step_px,
                 )
             else:
                 driver = uinput.open(layout)
@@ -216,6 +225,7 @@ def _session_route(
     gst_launch: str,
     capture: str,
     env: Mapping[str, str],
+    keysyms: KeysymSource | None,
 ) -> Backend | None:
     """The portal route, frames from its session; None when auto finds no RemoteDesktop.
 
@@ -232,6 +242,7 @@ def _session_route(
             gst_launch=gst_launch,
             capture=capture,
             environ=env,
+            keysyms=keysyms,
         )
     except PortalUnavailableError as error:
         if route == "auto" and error.not_offered:

@@ -64,11 +64,25 @@ def remote_desktop_consent(
     activation): a backend it cannot ask is taken to ask.
     """
     env = os.environ if environ is None else environ
-    if sandboxed(env, flatpak_info) or not _names_kde(env):
+    if sandboxed(env, flatpak_info):
         return ASKS
+    if kde_remote_desktop_version(bus, env) != 1:
+        return ASKS  # not KDE's, or Plasma 6: a dialog for everyone, with "Allow restoring"
+    return Consent(asks=False, notice=KDE_NOTIFIES)
+
+
+def kde_remote_desktop_version(bus: PortalBus, environ: Mapping[str, str]) -> int | None:
+    """The RemoteDesktop version of xdg-desktop-portal-kde when it is the one serving
+    RemoteDesktop here (`environ` names KDE and it is on the bus), else None.
+
+    Version 1 is Plasma 5.27 (and older), 2 Plasma 6. Asks the bus only (no
+    activation); a backend it cannot ask counts as absent.
+    """
+    if not _names_kde(environ):
+        return None
     try:
         if not bus.has_owner(KDE_BACKEND):
-            return ASKS
+            return None
         # A backend serves its interfaces at the portal's own path.
         (version,) = bus.call(
             PROPERTIES_INTERFACE,
@@ -79,10 +93,8 @@ def remote_desktop_consent(
             path=PORTAL_PATH,
         )
     except PlatformError:
-        return ASKS
-    if int(unwrap(version)) != 1:
-        return ASKS  # Plasma 6: a dialog for everyone, with "Allow restoring"
-    return Consent(asks=False, notice=KDE_NOTIFIES)
+        return None
+    return int(unwrap(version))
 
 
 def sandboxed(environ: Mapping[str, str], flatpak_info: Path = FLATPAK_INFO) -> bool:

@@ -3,9 +3,12 @@
 Pointer motion is absolute in one monitor stream's logical space; buttons are
 evdev codes; wheel notches go as NotifyPointerAxisDiscrete (or, with
 scroll="smooth", as NotifyPointerAxis pixels ending the gesture). Keys and text
-go as keysyms (NotifyKeyboardKeysym): the compositor finds or makes a key for
-each, so any Unicode character types whatever the layout (keysym 0x01000000 +
-code point beyond Latin-1, as X11 spells them).
+go as keysyms (NotifyKeyboardKeysym), which the desktop types with a key of its
+own keymap: GNOME's and KDE Plasma 5's drop a keysym their keymap has no key
+for, without a word. So `keysyms` (`portal_keysyms`) checks every key of an
+action against that keymap first and refuses the action, before sending any of
+it, when one would not arrive; it also picks the keysym the keymap has (EuroSign
+for "€", where U+20AC would be dropped).
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from holodesk.platform.wayland.portal import (
     AXIS_VERTICAL,
     RemoteDesktopSession,
 )
-from holodesk.platform.x11.keysyms import CAPS_LOCK_KEYSYM, keysym_for_char, keysym_for_key
+from holodesk.platform.wayland.portal_keysyms import KeysymSource
+from holodesk.platform.x11.keysyms import keysym_for_key
 
 SCROLL_MODES = ("discrete", "smooth")
 # Logical pixels per wheel notch in smooth mode: Clutter's (GNOME's) discrete step.
@@ -30,13 +34,18 @@ DEFAULT_SMOOTH_STEP_PX = 10.0
 
 
 class PortalInput(InputDriver):
-    """InputDriver over a started RemoteDesktopSession (owned: closed with the driver)."""
+    """InputDriver over a started RemoteDesktopSession (owned: closed with the driver).
+
+    `keysyms`: the keysym of each key, refusing keys the desktop would drop
+    (owned too: closed with the driver).
+    """
 
     def __init__(
         self,
         session: RemoteDesktopSession,
         layout: Callable[[], DesktopLayout],
         *,
+        keysyms: KeysymSource,
         scroll: str = "discrete",
         smooth_step_px: float = DEFAULT_SMOOTH_STEP_PX,
     ) -> None:
@@ -47,6 +56,9 @@ class PortalInput(InputDriver):
             raise ValueError(f"smooth_step_px must be positive, not {smooth_step_px}")
         self._session = session
         self._layout = layout
+        self._keysyms = keysyms
+        # The keysym each held key went down with, for its release.
+        self._down: dict[str, int] = {}
         self._scroll_mode = scroll
         self._smooth_step_px = smooth_step_px
         self._lock = threading.RLock()
@@ -80,8 +92,15 @@ class PortalInput(InputDriver):
 
     def _key(self, key: str, down: bool) -> None:
         with self._lock:
-            self._session.keysym(keysym_for_key(key), down)
-            if key == "capslock" and down and key not in self._held_keys:
+            if not down:
+                # A release goes out even for a key never pressed here: it cannot hurt.
+                keysym = self._down.pop(key, None)
+                self._session.keysym(keysym_for_key(key) if keysym is None else keysym, False)
+                return
+            keysym = self._down.get(key) or self._keysyms.keysyms([key])[key]
+            self._session.keysym(keysym, True)
+            self._down[key] = keysym
+            if key == "capslock" and key not in self._held_keys:
                 self._caps_lock_on = not self._caps_lock_on
 
     def type_text(self, text: str) -> None:
@@ -90,24 +109,27 @@ class PortalInput(InputDriver):
             # The compositor presses a key for each keysym, and Caps Lock would invert
             # its letters: switched off around the text (when we know it is on).
             caps = self._caps_lock_on
+            keys = [key for step in steps for key in _keys_of(step)]
+            # Every key checked against the desktop's keymap before any is sent.
+            keysyms = self._keysyms.keysyms([*keys, "capslock"] if caps else keys)
             if caps:
-                self._tap(CAPS_LOCK_KEYSYM)
+                self._tap(keysyms["capslock"])
             try:
-                self._type_steps(steps)
+                self._type_steps(steps, keysyms)
             finally:
                 if caps:
-                    self._tap(CAPS_LOCK_KEYSYM)
+                    self._tap(keysyms["capslock"])
 
-    def _type_steps(self, steps: list[TextStep]) -> None:
+    def _type_steps(self, steps: list[TextStep], keysyms: dict[str, int]) -> None:
         with self._lock:
             for step in self._checked(steps):
                 if isinstance(step, KeyPress):
-                    self._tap(keysym_for_key(step.key))
+                    self._tap(keysyms[step.key])
                     continue
                 # The stop signal is checked before each bounded piece of the text.
                 for piece in self._checked(chunk_text(step.text)):
                     for char in piece:
-                        self._tap(keysym_for_char(char))
+                        self._tap(keysyms[char])
 
     def _tap(self, keysym: int) -> None:
         self._session.keysym(keysym, True)
@@ -128,4 +150,12 @@ class PortalInput(InputDriver):
         try:
             super().close()
         finally:
-            self._session.close()
+            try:
+                self._session.close()
+            finally:
+                self._keysyms.close()
+
+
+def _keys_of(step: TextStep) -> list[str]:
+    """The keys a step of text presses: a named key, or each character."""
+    return [step.key] if isinstance(step, KeyPress) else list(step.text)

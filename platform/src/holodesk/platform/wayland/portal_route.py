@@ -41,6 +41,7 @@ from holodesk.platform.wayland.portal import (
     problem_for,
 )
 from holodesk.platform.wayland.portal_input import DEFAULT_SMOOTH_STEP_PX, PortalInput
+from holodesk.platform.wayland.portal_keysyms import KeysymSource, portal_keysyms
 from holodesk.platform.wayland.session_screen import (
     DEFAULT_STREAM_PROBE_S,
     kwin_capture_note,
@@ -69,11 +70,14 @@ def open_portal_route(
     capture: str = "auto",
     stream_probe_s: float = DEFAULT_STREAM_PROBE_S,
     environ: Mapping[str, str] | None = None,
+    keysyms: KeysymSource | None = None,
 ) -> Backend:
     """A Backend over one RemoteDesktop session on the bus at `address`.
 
     `capture`: "auto", "pipewire" or "kwin" (`session_screen`); `environ` (default
-    this process's): its WAYLAND_DISPLAY is asked for the outputs' geometry. Raises
+    this process's): its WAYLAND_DISPLAY is asked for the outputs' geometry and the
+    keymap, its XDG_CURRENT_DESKTOP names the desktop. `keysyms`: which keys the
+    desktop types (default: its keymap says, `portal_keysyms`). Raises
     PortalUnavailableError (ConsentNeededError when a person must approve) or
     CaptureError (the screen cannot be read), each with its fix.
     """
@@ -97,10 +101,17 @@ def open_portal_route(
     except BaseException:
         session.close()
         raise
+    typed: KeysymSource | None = None
     try:
-        driver = PortalInput(session, lambda: layout, scroll=scroll, smooth_step_px=smooth_step_px)
         _wake_keyboard(session)
+        # Once the session's keyboard exists: a headless mutter has no keymap before.
+        typed = keysyms or portal_keysyms(session.bus, environ)
+        driver = PortalInput(
+            session, lambda: layout, keysyms=typed, scroll=scroll, smooth_step_px=smooth_step_px
+        )
     except BaseException:
+        if typed is not None:
+            typed.close()
         screen.close()
         session.close()
         raise

@@ -87,6 +87,9 @@ class WlrConnection:
     globals: dict[str, tuple[int, int]] = field(default_factory=dict)
     bound: dict[str, Any] = field(default_factory=dict)
     needs: Mapping[str, str] = field(default_factory=lambda: REQUIRED)
+    # wl_seat's capabilities (pointer 1, keyboard 2, touch 4) as last announced,
+    # when the seat is bound: mutter 43 crashes on a get_keyboard without keyboard.
+    seat_capabilities: int = 0
     _outputs: dict[int, _OutputState] = field(default_factory=dict)
     _registry: Any = None
 
@@ -161,7 +164,14 @@ class WlrConnection:
 
     def _bind(self, name: str, interface: Any, version: int) -> None:
         global_name, offered = self.globals[name]
-        self.bound[name] = self._registry.bind(global_name, interface, min(version, offered))
+        proxy = self._registry.bind(global_name, interface, min(version, offered))
+        if name == "wl_seat":
+            # Announced right after the bind: watched before the next roundtrip.
+            proxy.dispatcher["capabilities"] = self._on_seat_capabilities
+        self.bound[name] = proxy
+
+    def _on_seat_capabilities(self, _seat: Any, capabilities: int) -> None:
+        self.seat_capabilities = capabilities
 
     def _on_global(self, registry: Any, name: int, interface: str, version: int) -> None:
         if interface == "wl_output":
