@@ -91,6 +91,9 @@ class HeadlessDesktop:
     # KWin only: the output's scale; width and height stay logical (its mode is their
     # product with it).
     scale: float = 1.0
+    # KWin only: the keyboard layouts (xkb names, comma-separated: "de", "us,ru"), as
+    # Plasma's keyboard settings give them; empty: KWin's default (us).
+    layouts: str = ""
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     @classmethod
@@ -102,6 +105,7 @@ class HeadlessDesktop:
         *,
         screenshots_for_anyone: bool = False,
         scale: float = 1.0,
+        layouts: str = "",
     ) -> HeadlessDesktop:
         if kind not in BACKENDS:
             raise ValueError(f"kind must be one of {', '.join(BACKENDS)}, not {kind!r}")
@@ -109,7 +113,11 @@ class HeadlessDesktop:
         runtime.chmod(0o700)
         if scale != 1.0 and kind != "kwin":
             raise ValueError("only the KWin desktop takes a scale here")
-        desktop = cls(kind, runtime, "", "", "", width, height, screenshots_for_anyone, scale)
+        if layouts and kind != "kwin":
+            raise ValueError("only the KWin desktop takes keyboard layouts here")
+        desktop = cls(
+            kind, runtime, "", "", "", width, height, screenshots_for_anyone, scale, layouts
+        )
         try:
             desktop._start_all()
         except BaseException:
@@ -172,6 +180,8 @@ class HeadlessDesktop:
             # opacity), which the conformance suite sends to the app.
             config = self.runtime_dir / "home" / ".config"
             (config / "kcminputrc").write_text("[Keyboard]\nKeyRepeat=nothing\n")
+            if self.layouts:  # what Plasma's keyboard settings write
+                (config / "kxkbrc").write_text(f"[Layout]\nLayoutList={self.layouts}\nUse=true\n")
             (config / "kwinrc").write_text(
                 "[MouseBindings]\nCommandAll1=Nothing\nCommandAll2=Nothing\n"
                 "CommandAll3=Nothing\nCommandAllWheel=Nothing\n"

@@ -11,10 +11,13 @@ Python) does, with the user's consent:
   (`gst_problems()`: no gst-launch-1.0 or no pipewiresrc), or `capture` says so,
   frames come from the Screenshot portal instead, cropped per display; on a
   KWin whose streams carry nothing (headless outputs), from KWin's ScreenShot2;
+  keys go as keysyms, which GNOME and KDE Plasma 5 type only where their keymap
+  has a key: input with any other is refused before it is sent (`portal_keysyms`);
 - route "uinput": kernel virtual devices, for compositors that offer neither a
   RemoteDesktop portal nor the wlroots protocols (those get the wlroots backend:
-  sway, Hyprland, ...); needs /dev/uinput; types only what a US layout has keys
-  for; frames from the Screenshot portal;
+  sway, Hyprland, ...); needs /dev/uinput; types only what the desktop's keyboard
+  layout has keys for (its keymap, read from the compositor); frames from the
+  Screenshot portal;
 - consent is asked once and remembered through a restore token where the portal
   keeps one (RemoteDesktop version 2+; Debian 12's 1.16 asks at every start).
 
@@ -146,7 +149,7 @@ def create(
             return backend
     shots, close_shots = _desktop_shots(capture, address, screenshot_timeout_s, keep_screenshots)
     try:
-        uinput = _Uinput(uinput_devnode, uinput_factory, device_settle_s)
+        uinput = _Uinput(uinput_devnode, uinput_factory, device_settle_s, env)
         session = _portal_session(route, address, tokens, consent_timeout_s, uinput)
         try:
             if session is not None:
@@ -307,6 +310,7 @@ class _Uinput:
     devnode: str
     factory: DeviceFactory | None
     settle_s: float
+    environ: Mapping[str, str]  # its WAYLAND_DISPLAY's compositor gives the keymap
 
     def problems(self) -> list[Problem]:
         if self.factory is not None:
@@ -319,6 +323,7 @@ class _Uinput:
         from evdev import UInput
 
         from holodesk.platform.wayland.uinput import UinputInput, UinputUnavailableError
+        from holodesk.platform.wayland.uinput_strokes import uinput_strokes
 
         try:
             return UinputInput(
@@ -326,6 +331,7 @@ class _Uinput:
                 devnode=self.devnode,
                 factory=self.factory or UInput,
                 device_settle_s=self.settle_s,
+                strokes=lambda: uinput_strokes(self.environ),
             )
         except UinputUnavailableError as error:
             raise BackendUnavailableError(

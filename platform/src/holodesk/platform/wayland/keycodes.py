@@ -1,8 +1,10 @@
 """evdev keycodes for the contract's key vocabulary and for US-layout characters.
 
 A uinput keyboard sends keycodes, and the compositor's keymap decides what they
-type. Named keys mean the same on every layout; characters are mapped for the
-US layout (the table below), the only one this route assumes.
+type. Named keys mean the same on every layout; the US layout's characters (the
+table below) are what the uinput route assumes where the desktop's own layout
+cannot be read (`uinput_strokes`), and what the wlroots route's keymap puts on
+its keys.
 """
 
 from __future__ import annotations
@@ -100,13 +102,3 @@ def _us_characters() -> dict[str, tuple[int, bool]]:
 
 
 US_CHARACTERS: dict[str, tuple[int, bool]] = _us_characters()
-ALL_KEYCODES: tuple[int, ...] = tuple(
-    sorted(set(NAMED_KEYCODES.values()) | {code for code, _ in US_CHARACTERS.values()})
-)
-
-
-def stroke_for(key: str) -> tuple[int, bool] | None:
-    """(keycode, needs shift) for a canonical key name or character, or None if no key types it."""
-    if key in NAMED_KEYCODES:
-        return NAMED_KEYCODES[key], False
-    return US_CHARACTERS.get(key)

@@ -8,9 +8,12 @@ five buttons, REL_WHEEL and REL_HWHEEL; and a keyboard with the keys of the
 contract's vocabulary and of the US layout.
 
 uinput works below the compositor, on any of them, but types keycodes, not
-characters: the compositor's keymap decides what they mean (US assumed), and a
-character without a key on it cannot be typed at all. That is an InputError
-naming the portal route, which types any character. Needs write access to
+characters: the compositor's keymap (the desktop's keyboard layout) decides what
+they mean. So the characters' keys come from that keymap (`uinput_strokes`,
+read once the devices exist; the US layout is assumed where it cannot be read),
+and text with a character no key of it types is refused before any of it is
+sent (InputError naming them, the layout and the fix). Named keys are the
+keyboard's own evdev codes, whatever the layout. Needs write access to
 /dev/uinput.
 """
 
@@ -32,7 +35,13 @@ from holodesk.platform.errors import InputError
 from holodesk.platform.keys import holds
 from holodesk.platform.text import TEXT_CHUNK_CHARS, KeyPress, plan_text
 from holodesk.platform.wayland.buttons import EVDEV_BUTTONS, evdev_button
-from holodesk.platform.wayland.keycodes import ALL_KEYCODES, stroke_for
+from holodesk.platform.wayland.keycodes import NAMED_KEYCODES
+from holodesk.platform.wayland.uinput_strokes import (
+    MAX_EVDEV_KEYCODE,
+    CharStrokes,
+    Stroke,
+    UsStrokes,
+)
 
 DEFAULT_DEVNODE = "/dev/uinput"
 # Time for udev and the compositor (libinput hotplug) to adopt new devices: events
@@ -40,14 +49,16 @@ DEFAULT_DEVNODE = "/dev/uinput"
 DEFAULT_DEVICE_SETTLE_S = 1.0
 POINTER_NAME = "holodesk virtual pointer"
 KEYBOARD_NAME = "holodesk virtual keyboard"
+# Every key a keymap may type with, up to X11's last keycode: a key the device did
+# not declare is dropped by the kernel, and which ones the layout needs is known
+# only once the device exists.
+KEYBOARD_KEYCODES = tuple(range(1, MAX_EVDEV_KEYCODE + 1))
+NO_KEYMAP_GIVEN = "no keymap was given to the driver"
 
 Problem = tuple[str, str]
 DeviceFactory = Callable[..., UInput]
 
-PORTAL_ROUTE = (
-    "the portal route (HOLODESK_WAYLAND_INPUT=portal, on GNOME or KDE Plasma), which types any "
-    "character as a keysym"
-)
+PORTAL_ROUTE = "the portal route (HOLODESK_WAYLAND_INPUT=portal, on GNOME or KDE Plasma)"
 
 
 def access_fix(devnode: str) -> str:
@@ -127,7 +138,10 @@ class UinputInput(InputDriver):
         devnode: str = DEFAULT_DEVNODE,
         factory: DeviceFactory = UInput,
         device_settle_s: float = DEFAULT_DEVICE_SETTLE_S,
+        strokes: Callable[[], CharStrokes] | None = None,
     ) -> None:
+        """`strokes` gives the characters' keys once the devices exist (a compositor
+        with no keyboard before has no keymap to read); default: the US layout's."""
         super().__init__()
         if desktop.width < 1 or desktop.height < 1:
             raise ValueError(f"the desktop must be at least 1x1 pixels: {desktop}")
@@ -136,8 +150,8 @@ class UinputInput(InputDriver):
         self._desktop = desktop
         self._lock = threading.RLock()
         self._position: tuple[int, int] | None = None
-        # key name -> whether we pressed Shift for it
-        self._shifted: dict[str, bool] = {}
+        # key name -> the stroke it went down with, and the modifiers we pressed for it
+        self._down: dict[str, tuple[Stroke, tuple[int, ...]]] = {}
         axis = AbsInfo(value=0, min=0, max=0, fuzz=0, flat=0, resolution=0)
         self._pointer = open_device(
             factory,
@@ -154,12 +168,21 @@ class UinputInput(InputDriver):
         )
         try:
             self._keyboard = open_device(
-                factory, devnode, name=KEYBOARD_NAME, events={ecodes.EV_KEY: list(ALL_KEYCODES)}
+                factory,
+                devnode,
+                name=KEYBOARD_NAME,
+                events={ecodes.EV_KEY: list(KEYBOARD_KEYCODES)},
             )
         except BaseException:
             self._pointer.close()
             raise
         time.sleep(device_settle_s)
+        try:
+            self._strokes = strokes() if strokes is not None else UsStrokes(NO_KEYMAP_GIVEN)
+        except BaseException:
+            self._pointer.close()
+            self._keyboard.close()
+            raise
 
     # -- pointer -------------------------------------------------------------------
     def _move(self, x: int, y: int) -> None:
@@ -205,54 +228,69 @@ class UinputInput(InputDriver):
                 self._key_up(key)
 
     def _key_down(self, key: str) -> None:
-        code, shift = self._stroke(key)
-        shift = shift and not holds(self._held_keys, "shift")
-        if key not in self._shifted:
-            self._shifted[key] = shift
-            if shift:
-                self._emit(self._keyboard, (ecodes.EV_KEY, ecodes.KEY_LEFTSHIFT, 1))
-            self._emit(self._keyboard, (ecodes.EV_KEY, code, 1))
-        else:
+        if key in self._down:
+            code = self._down[key][0].keycode
             self._emit(self._keyboard, (ecodes.EV_KEY, code, 2))  # auto-repeat
+            return
+        (stroke,) = self._strokes_for([key])
+        pressed = self._modifiers_to_press(stroke)
+        self._down[key] = (stroke, pressed)
+        for modifier in pressed:
+            self._emit(self._keyboard, (ecodes.EV_KEY, modifier, 1))
+        self._emit(self._keyboard, (ecodes.EV_KEY, stroke.keycode, 1))
 
     def _key_up(self, key: str) -> None:
-        code, _ = self._stroke(key)
-        self._emit(self._keyboard, (ecodes.EV_KEY, code, 0))
-        if self._shifted.pop(key, False):
-            self._emit(self._keyboard, (ecodes.EV_KEY, ecodes.KEY_LEFTSHIFT, 0))
+        down = self._down.pop(key, None)
+        if down is None:  # never pressed here: the release cannot hurt
+            (stroke,) = self._strokes_for([key])
+            self._emit(self._keyboard, (ecodes.EV_KEY, stroke.keycode, 0))
+            return
+        stroke, pressed = down
+        self._emit(self._keyboard, (ecodes.EV_KEY, stroke.keycode, 0))
+        for modifier in reversed(pressed):
+            self._emit(self._keyboard, (ecodes.EV_KEY, modifier, 0))
 
     def type_text(self, text: str) -> None:
-        strokes: list[tuple[int, bool]] = []
-        for step in plan_text(text):
-            chars = [step.key] if isinstance(step, KeyPress) else list(step.text)
-            strokes.extend(self._stroke(char) for char in chars)  # all checked before typing
+        keys = [
+            key
+            for step in plan_text(text)
+            for key in ([step.key] if isinstance(step, KeyPress) else step.text)
+        ]
         with self._lock:
-            shift_held = holds(self._held_keys, "shift")
-            for index, (code, shift) in enumerate(strokes):
+            strokes = self._strokes_for(keys)  # all checked before typing
+            for index, stroke in enumerate(strokes):
                 if index % TEXT_CHUNK_CHARS == 0:
                     self._checkpoint()  # before each bounded piece of the text
-                shift = shift and not shift_held
-                events = [(ecodes.EV_KEY, code, 1), (ecodes.EV_KEY, code, 0)]
-                if shift:
-                    events = [
-                        (ecodes.EV_KEY, ecodes.KEY_LEFTSHIFT, 1),
-                        *events,
-                        (ecodes.EV_KEY, ecodes.KEY_LEFTSHIFT, 0),
-                    ]
+                pressed = self._modifiers_to_press(stroke)
+                events = [
+                    *((ecodes.EV_KEY, modifier, 1) for modifier in pressed),
+                    (ecodes.EV_KEY, stroke.keycode, 1),
+                    (ecodes.EV_KEY, stroke.keycode, 0),
+                    *((ecodes.EV_KEY, modifier, 0) for modifier in reversed(pressed)),
+                ]
                 for event in events:
                     self._emit(self._keyboard, event)
 
-    @staticmethod
-    def _stroke(key: str) -> tuple[int, bool]:
-        stroke = stroke_for(key)
-        if stroke is None:
-            raise InputError(
-                f"the uinput route cannot type {key!r} (U+{ord(key):04X}): it sends keycodes, and "
-                f"no key of the US layout types it; use {PORTAL_ROUTE}"
-                if len(key) == 1
-                else f"the uinput route has no keycode for the key {key!r}"
-            )
-        return stroke
+    def _strokes_for(self, keys: list[str]) -> list[Stroke]:
+        """Each key's stroke, in order: a named key's own code, a character's from the
+        layout (InputError for every one it lacks, before anything is sent)."""
+        chars = [key for key in keys if len(key) == 1]
+        found = self._strokes.strokes(chars) if chars else {}
+        strokes = []
+        for key in keys:
+            if len(key) == 1:
+                strokes.append(found[key])
+            elif key in NAMED_KEYCODES:
+                strokes.append(Stroke(NAMED_KEYCODES[key]))
+            else:
+                raise InputError(f"the uinput route has no keycode for the key {key!r}")
+        return strokes
+
+    def _modifiers_to_press(self, stroke: Stroke) -> tuple[int, ...]:
+        """The stroke's modifiers, less a Shift the agent holds already."""
+        if holds(self._held_keys, "shift"):
+            return tuple(m for m in stroke.modifiers if m != ecodes.KEY_LEFTSHIFT)
+        return stroke.modifiers
 
     # -- plumbing --------------------------------------------------------------------
     def _emit(self, device: UInput, *events: tuple[int, int, int]) -> None:
@@ -270,3 +308,4 @@ class UinputInput(InputDriver):
         finally:
             self._pointer.close()
             self._keyboard.close()
+            self._strokes.close()
