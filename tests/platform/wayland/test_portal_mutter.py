@@ -13,6 +13,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from holodesk.client import actions as a
+from holodesk.client.executor import ActionExecutor
 from holodesk.platform.base import Backend, Region
 from holodesk.platform.wayland.layout import Monitor
 from holodesk.platform.wayland.output_geometry import compositor_outputs, logical_by_outputs
@@ -22,6 +24,7 @@ from tests.platform.wayland.desktops import HeadlessDesktop
 from tests.platform.wayland.gnome_person import GnomePerson, open_allowed
 from tests.platform.wayland.portal_suite import (  # noqa: F401 - collected here
     US_KEYMAP_REFUSALS,
+    SettledTarget,
     conformance,
     probe,
     target,
@@ -71,6 +74,33 @@ test_conformance = conformance(
     },
     refused=US_KEYMAP_REFUSALS,
 )
+
+
+def test_the_agent_is_told_text_was_not_typed(
+    backend: Backend,
+    target: SettledTarget,  # noqa: F811
+) -> None:
+    """Proves: an agent whose text GNOME would drop gets a FAILED result saying which
+    characters, on which desktop and layout, and what to do, and nothing of it is
+    typed (before: OK, and the app got "caf" for "café"); the batch's next action is
+    skipped, and text the layout has types as before."""
+    target.focus("line")
+    executor = ActionExecutor(backend)
+    report = executor.execute(
+        [a.TypeText(action_id="cafe", text="café"), a.TypeText(action_id="next", text="x")]
+    )
+    refused, skipped = report.results
+    assert refused.status is a.ActionStatus.FAILED, refused
+    assert refused.error.startswith(
+        "GNOME (mutter) types through the RemoteDesktop portal only what its keyboard layout "
+        "(English (US)) has a key for"
+    ), refused.error
+    assert "no key for: 'é' (U+00E9). Nothing of this input was sent." in refused.error
+    assert "Settings > Keyboard > Input Sources" in refused.error
+    assert skipped.status is a.ActionStatus.SKIPPED
+    (typed,) = executor.execute([a.TypeText(action_id="plain", text="cafe")]).results
+    assert typed.status is a.ActionStatus.OK
+    assert target.wait_text("line", "cafe") == "cafe"  # nothing of "café" before it
 
 
 def test_mutters_outputs_leave_its_logical_streams_as_they_are(desktop: HeadlessDesktop) -> None:
