@@ -13,8 +13,10 @@ What a compositor would do, it does on an X display: pointer motion in a
 stream's logical space becomes XTest motion on that monitor's physical pixels
 (monitors are regions of the X screen, with an optional scale), evdev buttons
 become X buttons (BTN_SIDE/EXTRA: 8/9), discrete and smooth axis events become
-wheel buttons 4-7, keysyms are typed like mutter does (a key found in the
-keymap, else a spare keycode bound to the keysym), screenshots come from mss.
+wheel buttons 4-7, keysyms are typed with a key found in the keymap, else a
+spare keycode bound to the keysym (as KWin 6 does; mutter 43 and KDE Plasma 5.27
+drop a keysym their keymap lacks, which the route refuses: portal_keysyms), and
+screenshots come from mss.
 
 Every call is logged as a JSON line, for tests to inspect. A test-only
 interface, org.holodesk.Standin, can close every session (as a user pressing
