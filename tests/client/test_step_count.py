@@ -18,12 +18,14 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from holodesk.client.cli import main
 from holodesk.client.exit_codes import ExitCode
 from holodesk.data.stepview import LoadedRecording, find_recordings
-from tests.daemon.support import HOLODESKD
+from tests.daemon.support import GUARD_S, HOLODESKD
 
 TASK = 'press tab; press tab; answer "42"'
 STEPS = 3  # two presses and the answer
@@ -44,10 +46,23 @@ def daemon(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         assert process.stdout is not None
         line = process.stdout.readline()
         assert "listening on" in line, line
-        yield line.rsplit(" ", 1)[-1].strip(), records
+        address = line.rsplit(" ", 1)[-1].strip()
+        # It listens before its policy has started (health NOT_SERVING meanwhile): a
+        # session sent then is refused UNAVAILABLE, as a loaded CI run once showed.
+        _wait_serving(address)
+        yield address, records
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def _wait_serving(address: str) -> None:
+    with grpc.insecure_channel(address) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        request = health_pb2.HealthCheckRequest(service="")
+        for reply in stub.Watch(request, timeout=GUARD_S):
+            if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                return
 
 
 def _report_steps(recording: Path, capsys: pytest.CaptureFixture[str]) -> int:

@@ -167,7 +167,7 @@ async def test_help_lists_the_subcommands_roles_and_the_config_file(tmp_path: Pa
     stdout, _ = await asyncio.wait_for(process.communicate(), GUARD_S)
     assert process.returncode == 0
     text = stdout.decode()
-    assert "holodeskd token new --name NAME --role agent|operator|admin" in text
+    assert "holodeskd token new --name NAME --role agent|operator|trainer|admin" in text
     assert "holodeskd config path" in text
     for role in ("agent     AgentService", "operator  an agent's calls and ComputerService"):
         assert role in text

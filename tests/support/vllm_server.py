@@ -171,6 +171,10 @@ def start_vllm_server(
         "HF_HUB_OFFLINE": "1",  # nothing may be downloaded
         "VLLM_NO_USAGE_STATS": "1",
         "PYTHONUNBUFFERED": "1",
+        # The tests wait on vLLM's INFO lines ("Added request ..."); importing TRL sets
+        # VLLM_LOGGING_LEVEL=ERROR in this process's environment (trl/_compat.py), which
+        # a server started after it would inherit.
+        "VLLM_LOGGING_LEVEL": "INFO",
         **(env or {}),
     }
     command = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", *args]
