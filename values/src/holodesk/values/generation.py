@@ -101,8 +101,3 @@ class Completion:
     def policy_version(self) -> int:
         """The newest version that sampled any of its tokens (0: none known)."""
         return max((span.version for span in self.versions), default=0)
-
-    @property
-    def mixed_versions(self) -> bool:
-        """Whether the weights changed while it was sampled."""
-        return len({span.version for span in self.versions}) > 1
