@@ -41,6 +41,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "holodesk.client.doctor.command",
     "holodesk.client.locate.command",
     "holodesk.client.attach.command",
+    "holodesk.client.eval.command",
 )
 ENTRY_POINT_GROUP = "holodesk.commands"
 
