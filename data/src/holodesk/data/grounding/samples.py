@@ -58,7 +58,10 @@ class GroundingSample:
 
     `width` and `height` are the image's own pixel size (checked against the file by
     the reader); `target` is in those pixels. `groups` holds the benchmark's breakdown
-    keys, e.g. {"platform": "mobile", "data_type": "text"}.
+    keys, e.g. {"platform": "mobile", "data_type": "text"}. `memberships` holds the
+    breakdown keys under which one sample counts in several rows: OSWorld-G files a
+    sample under every category its GUI types belong to (e.g. {"category":
+    ("text_matching", "element_recognition")}), and its own script counts it in each.
     """
 
     id: str
@@ -68,6 +71,14 @@ class GroundingSample:
     width: int
     height: int
     groups: Mapping[str, str] = field(default_factory=dict)
+    memberships: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def values(self, key: str) -> tuple[str, ...]:
+        """This sample's values for one breakdown key: one from `groups`, or several
+        from `memberships`; none when the sample does not carry the key."""
+        if key in self.groups:
+            return (self.groups[key],)
+        return tuple(self.memberships.get(key, ()))
 
 
 @dataclass(frozen=True)
