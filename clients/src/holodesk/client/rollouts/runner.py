@@ -115,22 +115,16 @@ async def run_rollouts(
     jobs = [
         (t if isinstance(t, RolloutTask) else RolloutTask(t), s) for t in tasks for s in range(n)
     ]
-    template = replace(
-        options,
-        sampling=sampling or options.sampling,
-        policy=policy or options.policy,
-        max_steps=max_steps or options.max_steps,
-        keep_frames=keep_frames or options.keep_frames,
-    )
+    template = session_template(options, sampling, policy, max_steps, keep_frames)
     channel = open_channel(server, template.channel) if isinstance(server, str) else server
     try:
         await asyncio.gather(*(asyncio.to_thread(e.start) for e in environments))
-        rollout = _Rollouts(
+        rollout = RolloutRunner(
             channel,
             template,
             reward,
             on_trajectory,
-            _Staleness(max_version_span, stale, stats if stats is not None else RolloutStats()),
+            StalenessBound(max_version_span, stale, stats if stats is not None else RolloutStats()),
         )
         free: asyncio.Queue[Environment] = asyncio.Queue()
         for environment in environments:
@@ -152,21 +146,44 @@ async def run_rollouts(
             await channel.close()
 
 
+def session_template(
+    options: SessionOptions,
+    sampling: Sampling | None,
+    policy: str,
+    max_steps: int,
+    keep_frames: bool,
+) -> SessionOptions:
+    """Every session's options: `options`, with the arguments given taking precedence."""
+    return replace(
+        options,
+        sampling=sampling or options.sampling,
+        policy=policy or options.policy,
+        max_steps=max_steps or options.max_steps,
+        keep_frames=keep_frames or options.keep_frames,
+    )
+
+
 @dataclass(frozen=True)
-class _Staleness:
+class StalenessBound:
     max_version_span: int | None
     action: StaleAction
     stats: RolloutStats
 
 
-class _Rollouts:
+class RolloutRunner:
+    """One rollout in one environment: reset, session, staleness, reward, report.
+
+    Shared by run_rollouts (environments in this process) and the Ray pool (one
+    runner inside each environment actor, next to its desktop), so a rollout is
+    the same work wherever it runs."""
+
     def __init__(
         self,
         channel: grpc.aio.Channel,
         template: SessionOptions,
         reward: RewardFunction | None,
         on_trajectory: Callable[[Trajectory], None] | None,
-        staleness: _Staleness,
+        staleness: StalenessBound,
     ) -> None:
         self._channel = channel
         self._template = template
