@@ -17,15 +17,22 @@ A parser publishes its space by having an `action_space(spec)` method (see
 `action_space_of`); the description is format-neutral, each dialect module
 supplies how one of its answers is written (`ActionSpace.write`) and how a form
 is listed in its prompt (`ActionSpace.signature`).
+
+A family says its vocabulary once, as a tuple of `Word`s: each name its parser
+reads, the reader it runs, the forms published for it and the other names models
+write for it. The parser's table (`readers`), the dialect's alias table
+(`alias_table`) and the published forms (`published_forms`), hence the prompt's
+action list, the schema and the docs, are all drawn from that one tuple.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
-from holodesk.daemon.actions import ActionKind
+from holodesk.daemon.actions import ActionKind, KeyDown, KeyUp
 
 if TYPE_CHECKING:
     from holodesk.daemon.dialects.spec import DialectSpec
@@ -146,3 +153,64 @@ def action_space_of(parser: object, spec: DialectSpec) -> ActionSpace | None:
     if isinstance(parser, DescribesActions):
         return parser.action_space(spec)
     return None
+
+
+# (the name the model writes, the dialect's spec) -> the form published under that name;
+# the spec gives the bounds some forms show (wait's longest wait, scroll's notches).
+FormMaker = Callable[[str, "DialectSpec"], ActionForm]
+Reader = TypeVar("Reader")
+
+
+@dataclass(frozen=True)
+class Word(Generic[Reader]):
+    """One word of a family's vocabulary, said once.
+
+    `name`: the key of the parser's table, what aliases resolve to (a dialect file's
+    `action_aliases` may name it). `read`: what the parser runs for it, in the family's
+    own signature. `forms`: the forms the prompt, schema and docs publish for it, by
+    the name the model writes (a name other than `name` reads as it). `aliases`: other
+    names models write for it, read leniently and never offered."""
+
+    name: str
+    read: Reader
+    forms: Mapping[str, FormMaker] = field(default_factory=dict)
+    aliases: tuple[str, ...] = ()
+
+
+def readers(words: Sequence[Word[Reader]]) -> Mapping[str, Reader]:
+    """The parser's table: each word's name -> its reader."""
+    _check_once(words)
+    return MappingProxyType({w.name: w.read for w in words})
+
+
+def alias_table(words: Sequence[Word[Reader]]) -> dict[str, str]:
+    """Every other name a model may write -> the word it reads as (DialectSpec's
+    `action_aliases`): the published names that differ from their word's, and the
+    aliases."""
+    _check_once(words)
+    return {other: w.name for w in words for other in (*w.forms, *w.aliases) if other != w.name}
+
+
+def published_forms(words: Sequence[Word[Reader]], spec: DialectSpec) -> tuple[ActionForm, ...]:
+    """The forms, in the words' order: the prompt's action list, the schema, the docs."""
+    return tuple(make(name, spec) for w in words for name, make in w.forms.items())
+
+
+def _check_once(words: Sequence[Word[Reader]]) -> None:
+    """Each name means one word: a name said twice would read as whichever came last."""
+    seen: set[str] = set()
+    for w in words:
+        for name in (w.name, *(n for n in w.forms if n != w.name), *w.aliases):
+            if name in seen:
+                raise ValueError(f"the name {name!r} is said twice (word {w.name!r})")
+            seen.add(name)
+
+
+def key_form(kind: type[KeyDown] | type[KeyUp], summary: str, key: ActionField) -> FormMaker:
+    """A form that presses and holds (KeyDown) or releases (KeyUp) one key: every
+    family has the pair, under its own names and words, with the same example."""
+
+    def make(name: str, spec: DialectSpec) -> ActionForm:
+        return ActionForm(name, summary, (key,), (Example({key.name: "shift"}, (kind("shift"),)),))
+
+    return make

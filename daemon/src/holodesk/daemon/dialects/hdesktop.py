@@ -63,11 +63,10 @@ from holodesk.daemon.dialects.dialect import Dialect
 from holodesk.daemon.dialects.hdesktop_plan import Goal, with_plan
 from holodesk.daemon.dialects.hdesktop_space import hdesktop_action_space
 from holodesk.daemon.dialects.hdesktop_tools import tool_effect
-from holodesk.daemon.dialects.holo import HOLO_KEY_ALIASES
-from holodesk.daemon.dialects.holotron import HOLOTRON
+from holodesk.daemon.dialects.holo import HOLOTRON
 from holodesk.daemon.dialects.jsontext import extract_object
 from holodesk.daemon.dialects.spec import DialectSpec, PromptTemplates
-from holodesk.daemon.dialects.values import MODIFIER_KEYS, model_point, text
+from holodesk.daemon.dialects.values import KEY_ALIASES, MODIFIER_KEYS, model_point, text
 from holodesk.daemon.engines.base import ChatMessage, ImagePart
 from holodesk.daemon.steps import StepContext
 
@@ -213,7 +212,7 @@ def _sided(modifier: str, side: str) -> str:
 
 # pyautogui's key names, which the harness executes with.
 HDESKTOP_KEY_ALIASES: dict[str, str] = {
-    **HOLO_KEY_ALIASES,
+    **KEY_ALIASES,
     "shiftleft": _sided("shift", "l"),
     "shiftright": _sided("shift", "r"),
     "ctrlleft": _sided("ctrl", "l"),

@@ -33,8 +33,7 @@ from holodesk.daemon.dialects import hdesktop_native, nemotron_tools
 from holodesk.daemon.dialects.base import OutputParser
 from holodesk.daemon.dialects.dialect import Dialect
 from holodesk.daemon.dialects.hdesktop import HDESKTOP, HDesktopDialect, HDesktopParser
-from holodesk.daemon.dialects.holo import HOLO, HOLO_1_5
-from holodesk.daemon.dialects.holotron import HOLOTRON
+from holodesk.daemon.dialects.holo import HOLO, HOLO_1_5, HOLOTRON
 from holodesk.daemon.dialects.parsers import TEMPLATE_PARSERS, DialectConfigError, get_parser
 from holodesk.daemon.dialects.spec import DialectSpec
 from holodesk.daemon.dialects.tool_dialect import ToolCallParser, ToolDialect

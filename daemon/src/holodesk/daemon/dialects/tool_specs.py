@@ -17,10 +17,10 @@ from holodesk.daemon.dialects.coords import CoordinateConvention
 from holodesk.daemon.dialects.hdesktop import HDESKTOP_COORDINATE_RULES, HDESKTOP_KEY_ALIASES
 from holodesk.daemon.dialects.hdesktop_native import NAME as HDESKTOP_TOOLS_PARSER
 from holodesk.daemon.dialects.hdesktop_schema import DEFAULT_SCROLL
-from holodesk.daemon.dialects.holo import HOLO_KEY_ALIASES
-from holodesk.daemon.dialects.holotron import HOLOTRON
+from holodesk.daemon.dialects.holo import HOLOTRON
 from holodesk.daemon.dialects.nemotron_tools import NAME as NEMOTRON_TOOLS_PARSER
 from holodesk.daemon.dialects.spec import DialectSpec, PromptTemplates
+from holodesk.daemon.dialects.values import KEY_ALIASES
 
 _RULES = """\
 Each step shows the screen now. Only the last few screenshots stay: write down in \
@@ -90,7 +90,7 @@ NEMOTRON_TOOLS = DialectSpec(
     history_layout="append",
     prompts=_PROMPTS.model_copy(update={"system": NEMOTRON_SYSTEM_PROMPT}),
     coordinate_rules={CoordinateConvention.UNIT: _UNIT_RULE},
-    key_aliases=HOLO_KEY_ALIASES,
+    key_aliases=KEY_ALIASES,
     scroll_notches=3,
 )
 

@@ -61,7 +61,6 @@ from holodesk.daemon.actions import ActionKind, is_terminal, points_of
 from holodesk.daemon.dialects.action_space import ActionSpace
 from holodesk.daemon.dialects.base import DialectParseError, LocatedTarget, ParsedStep
 from holodesk.daemon.dialects.coords import CoordinateConvention, ImageGeometry
-from holodesk.daemon.dialects.holo import HOLO_KEY_ALIASES
 from holodesk.daemon.dialects.spec import DialectSpec, FrameRequest, PromptTemplates, ResizeSpec
 from holodesk.daemon.dialects.uitars_actions import (
     HANDLERS,
@@ -74,7 +73,7 @@ from holodesk.daemon.dialects.uitars_actions import (
 )
 from holodesk.daemon.dialects.uitars_calls import FORMAT_HINT, Answer, Call, parse_answer
 from holodesk.daemon.dialects.uitars_space import uitars_action_space
-from holodesk.daemon.dialects.values import brief
+from holodesk.daemon.dialects.values import KEY_ALIASES, brief
 from holodesk.daemon.frames import ImageEncoding
 
 _NUM = r"[-+]?\d+(?:\.\d+)?"
@@ -229,7 +228,7 @@ UITARS_COORDINATE_RULES: dict[CoordinateConvention, str] = {
 }
 
 # The same key spellings as Holo models use (arrowleft, return, esc, cmd ...).
-UITARS_KEY_ALIASES: dict[str, str] = dict(HOLO_KEY_ALIASES)
+UITARS_KEY_ALIASES: dict[str, str] = dict(KEY_ALIASES)
 
 _FACTOR = 28
 

@@ -29,6 +29,41 @@ MODIFIER_KEYS = frozenset(_keys.MODIFIER_KEYS)
 NAMED_KEYS = frozenset(NAMED_KEY_NAMES)
 
 
+# The key spellings models commonly write for the vocabulary's keys (every family
+# reads them; a family adds its own, as hdesktop does pyautogui's).
+KEY_ALIASES: dict[str, str] = {
+    "control": "ctrl",
+    "ctl": "ctrl",
+    "cmd": "meta",
+    "command": "meta",
+    "win": "meta",
+    "windows": "meta",
+    "super": "meta",
+    "option": "alt",
+    "opt": "alt",
+    "return": "enter",
+    "esc": "escape",
+    "del": "delete",
+    "pgup": "pageup",
+    "page_up": "pageup",
+    "pgdn": "pagedown",
+    "page_down": "pagedown",
+    "arrowup": "up",
+    "arrowdown": "down",
+    "arrowleft": "left",
+    "arrowright": "right",
+    "arrow_up": "up",
+    "arrow_down": "down",
+    "arrow_left": "left",
+    "arrow_right": "right",
+    "spacebar": "space",
+    "caps_lock": "capslock",
+    "print_screen": "printscreen",
+    "back_space": "backspace",
+    "ins": "insert",
+}
+
+
 def key_names_text() -> str:
     """The vocabulary in words, for prompts, hints and docs (numbered runs collapsed)."""
     groups = [

@@ -33,8 +33,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from holodesk.daemon.dialects.base import DialectParseError
-from holodesk.daemon.dialects.holo import HOLO_KEY_ALIASES
-from holodesk.daemon.dialects.values import key_list
+from holodesk.daemon.dialects.values import KEY_ALIASES, key_list
 
 SUPPORTED_FORMS = """supported steps (separate them with ';', a newline or 'then'):
   click "TEXT" | double-click "TEXT" | right-click "TEXT"
@@ -193,7 +192,7 @@ def _parse_keys(rest: list[_Token]) -> tuple[str, ...]:
         raise InstructionError("`press` needs key names, e.g. press ctrl+s")
     # The dialect's own reader, so a chord accepted here is one the dialect accepts.
     try:
-        return key_list(" ".join(t.text for t in rest), HOLO_KEY_ALIASES)
+        return key_list(" ".join(t.text for t in rest), KEY_ALIASES)
     except DialectParseError as exc:
         raise InstructionError(f"{exc.message}. {exc.hint}") from None
 

@@ -1,5 +1,5 @@
-"""The JSON schema of the Holo answer format, drawn from its action space
-(holo_space.py) for structured decoding; parsing is lenient and lives in holo.py.
+"""The JSON schema of the Holo answer format, drawn from its vocabulary's forms
+(vocabulary.py) for structured decoding; parsing is lenient and lives in parser.py.
 
 Every form becomes one object of the action's anyOf, `additionalProperties`
 false, so a model held to the schema writes exactly the space the prompt lists

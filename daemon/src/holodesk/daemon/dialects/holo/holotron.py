@@ -6,7 +6,7 @@ data, so this dialect is an informed guess with two halves:
 
 - the answer format and coordinates of its sibling Holo2: the `holo` JSON
   format ``{note, thought, action}``, coordinates normalized to 0-1000
-  (see holo.py for where that format comes from);
+  (see __init__.py for where that format comes from);
 - the image rule of its base model, Nemotron Nano VL: dynamic tiling into
   512x512 tiles, at most 12 tiles plus a thumbnail when there is more than one
   tile, 256 tokens per tile (coords.TileResize). A 1920x1080 screenshot goes
@@ -27,7 +27,7 @@ size, `Dialect.frame_spec` narrows the box to the chosen grid.
 
 from __future__ import annotations
 
-from holodesk.daemon.dialects.holo import HOLO
+from holodesk.daemon.dialects.holo.spec import HOLO
 from holodesk.daemon.dialects.spec import FrameRequest, ResizeSpec
 from holodesk.daemon.frames import ImageEncoding
 
