@@ -210,6 +210,22 @@ def test_weight_update_quick(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert events["value"] > events["baseline"]
 
 
+@pytest.mark.vllm
+@needs_vllm
+@pytest.mark.timeout(600)
+def test_locate_throughput_quick(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+    data = run_quick("bench_locate_throughput", tmp_path)
+    levels = data["data"]["levels"]
+    assert [lv["in_flight"] for lv in levels] == [1, 4]
+    for level in levels:
+        assert set(level["rates"]) == {"engine", "policy", "daemon"}
+        assert level["failures"] == {"engine": 0, "policy": 0, "daemon": 0}
+    (daemon,) = figures(data, "daemon Locate calls/s, 4 in flight")
+    assert daemon["baseline_name"] == "engine directly, 4 in flight"
+    assert daemon["better"] == "higher"
+
+
 @pytest.mark.x11
 @pytest.mark.skipif(shutil.which("Xvfb") is None, reason="needs Xvfb")
 @pytest.mark.skipif(shutil.which("xdotool") is None, reason="needs xdotool (the minimal loop)")
