@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from holodesk.daemon.actions import points_of
 from holodesk.daemon.dialects import DialectParseError, get_dialect
-from holodesk.daemon.dialects.uitars_calls import decode_escapes
+from holodesk.daemon.dialects.uitars.calls import decode_escapes
 from holodesk.daemon.geometry import Point, Size
 
 FRAME = Size(1280, 720)
