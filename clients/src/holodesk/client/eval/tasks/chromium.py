@@ -1,0 +1,181 @@
+"""The task's Chromium: started with a DevTools port of its own, and read over it.
+
+OSWorld's tasks start `google-chrome --remote-debugging-port=1337` in a VM and read
+it on a fixed port. Here many environments share one host, so a fixed port would
+collide: Chromium is started with `--remote-debugging-port=0` and its profile in
+the task's HOME, and the port it chose is read from the profile's
+DevToolsActivePort file. Reading goes through Playwright's connect_over_cdp (the
+repository's way of talking CDP: platform/web/), in place: nothing is reloaded."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+from typing import Any
+
+from holodesk.client.eval.tasks.context import StepError, TaskContext
+
+CHROME_NAMES = frozenset({"google-chrome", "google-chrome-stable", "chromium", "chromium-browser"})
+START_TIMEOUT_S = 30.0
+# Flags for a Chromium on a private display, as root, with no network to speak of.
+FLAGS: tuple[str, ...] = (
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-features=Translate,MediaRouter",
+    "--password-store=basic",
+    "--test-type",
+)
+
+
+def is_chrome(command: str | Sequence[str]) -> bool:
+    """The command starts Chrome or Chromium (by its program's name)."""
+    words = command.split() if isinstance(command, str) else list(command)
+    return bool(words) and PurePath(str(words[0])).name in CHROME_NAMES
+
+
+def is_devtools_forwarder(command: str | Sequence[str]) -> bool:
+    """OSWorld's `socat tcp-listen:9222,fork tcp:localhost:1337`: VM plumbing."""
+    words = command.split() if isinstance(command, str) else [str(w) for w in command]
+    return bool(words) and PurePath(words[0]).name == "socat" and any("9222" in w for w in words)
+
+
+def executable() -> str:
+    """The Chromium to run ($HOLODESK_CHROMIUM, else one on PATH), as the web platform
+    finds it."""
+    from holodesk.platform.web.browser import find_chromium
+
+    return find_chromium(None, os.environ)
+
+
+def start(
+    context: TaskContext, command: str | Sequence[str] = (), urls: Sequence[str] = ()
+) -> None:
+    """Start the task's Chromium: `command`'s own arguments kept (its program and any
+    DevTools port or profile replaced), then `urls`; waits until DevTools answers."""
+    words = command.split() if isinstance(command, str) else [str(w) for w in command]
+    kept = [
+        w
+        for w in words[1:]
+        if not w.startswith(
+            ("--remote-debugging-port", "--user-data-dir", "--remote-debugging-address")
+        )
+    ]
+    profile = context.home / ".config" / "chromium"
+    profile.mkdir(parents=True, exist_ok=True)
+    (profile / "DevToolsActivePort").unlink(missing_ok=True)
+    argv = [
+        executable(),
+        *FLAGS,
+        "--remote-debugging-port=0",
+        f"--user-data-dir={profile}",
+        "--window-position=0,0",
+        f"--window-size={context.width},{context.height}",
+        *kept,
+        *urls,
+    ]
+    context.start(argv)
+    context.chromium_profile = profile
+    context.devtools_port = _wait_port(profile / "DevToolsActivePort")
+
+
+def _wait_port(path: Path) -> int:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        try:
+            first = path.read_text().splitlines()[0]
+            return int(first)
+        except (OSError, IndexError, ValueError):
+            time.sleep(0.05)
+    raise StepError(f"Chromium did not open its DevTools port within {START_TIMEOUT_S:g} s")
+
+
+@dataclass(frozen=True)
+class Tab:
+    title: str
+    url: str
+    visible: bool
+    focused: bool
+    content: str = ""
+
+
+def tabs(context: TaskContext, *, content: bool = False) -> list[Tab] | None:
+    """The open tabs of the task's Chromium (None when it has none running)."""
+    if context.devtools_port is None:
+        return None
+    from playwright.sync_api import Error, sync_playwright
+
+    endpoint = f"http://127.0.0.1:{context.devtools_port}"
+    found: list[Tab] = []
+    with sync_playwright() as playwright:
+        try:
+            browser = playwright.chromium.connect_over_cdp(endpoint, timeout=10_000)
+        except Error:
+            return None
+        for browser_context in browser.contexts:
+            for page in browser_context.pages:
+                if page.url.startswith(("devtools://", "chrome-extension://")):
+                    continue
+                state: list[Any] = page.evaluate(
+                    "() => [document.title, location.href, document.visibilityState, "
+                    "document.hasFocus()]"
+                )
+                html = page.content() if content else ""
+                found.append(
+                    Tab(str(state[0]), str(state[1]), state[2] == "visible", bool(state[3]), html)
+                )
+    return found
+
+
+def active(tabs_found: Sequence[Tab]) -> Tab | None:
+    """The active tab: the visible one that has focus, else the visible one, else the
+    first (a headful Chromium shows one tab per window; the others are hidden)."""
+    for choose in (lambda t: t.visible and t.focused, lambda t: t.visible, lambda t: True):
+        for tab in tabs_found:
+            if choose(tab):
+                return tab
+    return None
+
+
+def page_info(context: TaskContext, url: str) -> dict[str, str] | None:
+    """{title, url, content} of `url` opened in a new tab of the task's Chromium."""
+    if context.devtools_port is None:
+        return None
+    from playwright.sync_api import Error, sync_playwright
+
+    endpoint = f"http://127.0.0.1:{context.devtools_port}"
+    with sync_playwright() as playwright:
+        try:
+            browser = playwright.chromium.connect_over_cdp(endpoint, timeout=10_000)
+            page = browser.contexts[0].new_page()
+            page.goto(url, wait_until="load", timeout=30_000)
+            info = {"title": page.title(), "url": page.url, "content": page.content()}
+            page.close()
+            return info
+        except Error:
+            return None
+
+
+def open_tabs(context: TaskContext, urls: Sequence[str]) -> None:
+    """Open each URL in a new tab (the task's Chromium started first when needed)."""
+    if context.devtools_port is None:
+        start(context, urls=list(urls))
+        return
+    from playwright.sync_api import Error, sync_playwright
+
+    endpoint = f"http://127.0.0.1:{context.devtools_port}"
+    with sync_playwright() as playwright:
+        try:
+            browser = playwright.chromium.connect_over_cdp(endpoint, timeout=10_000)
+            for url in urls:
+                page = browser.contexts[0].new_page()
+                page.goto(url, wait_until="load", timeout=30_000)
+        except Error as error:
+            raise StepError(f"Chromium could not open {list(urls)}: {error.message}") from error
