@@ -46,7 +46,9 @@ def draw_image(
     image = Image.new("RGB", size, BACKGROUND)
     if target is not None:
         x1, y1, x2, y2 = target
-        ImageDraw.Draw(image).rectangle((x1, y1, x2, y2), fill=TARGET)
+        # Ordered, so a test's deliberately inverted box still gets a picture.
+        corners = (min(x1, x2), min(y1, y2), max(x1, x2), max(y1, y2))
+        ImageDraw.Draw(image).rectangle(corners, fill=TARGET)
     out = io.BytesIO()
     image.save(out, format=image_format)
     return out.getvalue()

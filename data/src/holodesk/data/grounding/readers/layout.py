@@ -116,7 +116,9 @@ class Collector:
             with Image.open(io.BytesIO(data)) as image:
                 image.load()  # decode it all: a truncated file fails here, not mid-run
                 return ImageInfo(width=image.width, height=image.height)
-        except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as error:
+        except UnidentifiedImageError:
+            return SampleError(f"image {label} cannot be opened by Pillow: not an image it knows")
+        except (OSError, SyntaxError, ValueError) as error:
             return SampleError(f"image {label} cannot be opened by Pillow: {error}")
 
     def digest(self, kind: str, name: str, data: bytes) -> None:
