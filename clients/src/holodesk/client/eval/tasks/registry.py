@@ -24,11 +24,14 @@ GETTER_MODULES: tuple[str, ...] = (
     "holodesk.client.eval.tasks.getters.files",
     "holodesk.client.eval.tasks.getters.general",
     "holodesk.client.eval.tasks.getters.browser",
+    "holodesk.client.eval.tasks.gnumeric",
+    "holodesk.client.eval.tasks.chromium_page",
 )
 METRIC_MODULES: tuple[str, ...] = (
     "holodesk.client.eval.tasks.metrics.general",
     "holodesk.client.eval.tasks.metrics.files",
     "holodesk.client.eval.tasks.metrics.browser",
+    "holodesk.client.eval.tasks.gnumeric",
 )
 
 
