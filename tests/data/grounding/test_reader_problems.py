@@ -33,6 +33,12 @@ def v2(**changes: Any) -> dict[str, Any]:
 
 
 DROP = object()
+_PNG = layouts.draw_image((300, 200), (10, 10, 50, 50))
+# One byte flipped inside the pixel data: the chunk's CRC no longer matches.
+FLIPPED_PNG = (
+    _PNG[: len(_PNG) // 2] + bytes([_PNG[len(_PNG) // 2] ^ 0xFF]) + _PNG[len(_PNG) // 2 + 1 :]
+)
+CUT_JPEG = layouts.draw_image((300, 200), (10, 10, 50, 50), image_format="JPEG")[:400]
 
 
 def one_problem(dataset: Dataset) -> Problem:
@@ -49,6 +55,8 @@ V2_CASES = [
     (v2(img_filename="gone.png", _image=None), "image screenspotv2_image/gone.png is missing"),
     (v2(img_filename="bad.png", _image=b"junk"), "screenspotv2_image/bad.png cannot be opened"),
     (v2(img_filename="cut.png", _image=layouts.draw_image()[:60]), "cannot be opened by Pillow"),
+    (v2(img_filename="flip.png", _image=FLIPPED_PNG), "broken PNG file (bad header checksum"),
+    (v2(img_filename="cut.jpg", _image=CUT_JPEG), "jpg cannot be opened by Pillow"),
     (v2(bbox=[180, 10, 50, 20]), "'bbox' = [180, 10, 50, 20] reaches outside its 200x120 image"),
     (v2(bbox=[20, 10, -5, 20]), "(x,y,w,h) has a negative width or height"),
 ]  # fmt: skip
