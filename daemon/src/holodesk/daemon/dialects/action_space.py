@@ -28,7 +28,7 @@ action list, the schema and the docs, are all drawn from that one tuple.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
@@ -161,20 +161,29 @@ FormMaker = Callable[[str, "DialectSpec"], ActionForm]
 Reader = TypeVar("Reader")
 
 
+# A published form: its maker, under the word's own name, or (another name, its maker).
+Published = FormMaker | tuple[str, FormMaker]
+
+
 @dataclass(frozen=True)
 class Word(Generic[Reader]):
     """One word of a family's vocabulary, said once.
 
     `name`: the key of the parser's table, what aliases resolve to (a dialect file's
     `action_aliases` may name it). `read`: what the parser runs for it, in the family's
-    own signature. `forms`: the forms the prompt, schema and docs publish for it, by
-    the name the model writes (a name other than `name` reads as it). `aliases`: other
-    names models write for it, read leniently and never offered."""
+    own signature. `forms`: the forms the prompt, schema and docs publish for it, in
+    order: a maker alone is published under `name`, a (name, maker) pair under another
+    name the model writes, which reads as this word. `aliases`: other names models
+    write for it, read leniently and never offered."""
 
     name: str
     read: Reader
-    forms: Mapping[str, FormMaker] = field(default_factory=dict)
+    forms: tuple[Published, ...] = ()
     aliases: tuple[str, ...] = ()
+
+    def published(self) -> tuple[tuple[str, FormMaker], ...]:
+        """(the name the model writes, the form's maker), in order."""
+        return tuple(f if isinstance(f, tuple) else (self.name, f) for f in self.forms)
 
 
 def readers(words: Sequence[Word[Reader]]) -> Mapping[str, Reader]:
@@ -183,24 +192,35 @@ def readers(words: Sequence[Word[Reader]]) -> Mapping[str, Reader]:
     return MappingProxyType({w.name: w.read for w in words})
 
 
+def names(words: Sequence[Word[Reader]]) -> tuple[str, ...]:
+    """The words' names, in order."""
+    return tuple(w.name for w in words)
+
+
 def alias_table(words: Sequence[Word[Reader]]) -> dict[str, str]:
     """Every other name a model may write -> the word it reads as (DialectSpec's
     `action_aliases`): the published names that differ from their word's, and the
     aliases."""
     _check_once(words)
-    return {other: w.name for w in words for other in (*w.forms, *w.aliases) if other != w.name}
+    return {
+        other: w.name
+        for w in words
+        for other in (*(n for n, _ in w.published()), *w.aliases)
+        if other != w.name
+    }
 
 
 def published_forms(words: Sequence[Word[Reader]], spec: DialectSpec) -> tuple[ActionForm, ...]:
     """The forms, in the words' order: the prompt's action list, the schema, the docs."""
-    return tuple(make(name, spec) for w in words for name, make in w.forms.items())
+    return tuple(make(name, spec) for w in words for name, make in w.published())
 
 
 def _check_once(words: Sequence[Word[Reader]]) -> None:
     """Each name means one word: a name said twice would read as whichever came last."""
     seen: set[str] = set()
     for w in words:
-        for name in (w.name, *(n for n in w.forms if n != w.name), *w.aliases):
+        others = (n for n, _ in w.published() if n != w.name)
+        for name in (w.name, *others, *w.aliases):
             if name in seen:
                 raise ValueError(f"the name {name!r} is said twice (word {w.name!r})")
             seen.add(name)

@@ -6,24 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from holodesk.daemon.actions import (
-    ActionKind,
-    AskUser,
-    Click,
-    Done,
-    Drag,
-    Fail,
-    KeyChord,
-    KeyDown,
-    KeyUp,
-    MouseButton,
-    MouseDown,
-    MouseUp,
-    Move,
-    Scroll,
-    TypeText,
-    Wait,
-)
+# The module, not its names: every kind is matched below, by its qualified name (a
+# renderer names each kind once; the readers, which build them, import the names).
+from holodesk.daemon import actions as act
 from holodesk.daemon.dialects.coords import CoordinateConvention, ImageGeometry
 from holodesk.daemon.geometry import Point
 
@@ -52,13 +37,13 @@ def quote(text: str) -> str:
     return f"'{escaped}'"
 
 
-def render(actions: Sequence[ActionKind], show: PointText) -> str:
+def render(actions: Sequence[act.ActionKind], show: PointText) -> str:
     calls: list[str] = []
     index = 0
     while index < len(actions):
         action = actions[index]
         following = actions[index + 1] if index + 1 < len(actions) else None
-        if isinstance(action, TypeText) and following == KeyChord(("enter",)):
+        if isinstance(action, act.TypeText) and following == act.KeyChord(("enter",)):
             calls.append(f"type(content={quote(action.text + chr(10))})")
             index += 2
             continue
@@ -67,43 +52,43 @@ def render(actions: Sequence[ActionKind], show: PointText) -> str:
     return "\n\n".join(calls)
 
 
-def _render_one(action: ActionKind, show: PointText) -> str:
+def _render_one(action: act.ActionKind, show: PointText) -> str:
     match action:
-        case Click(point=p, button=b, count=c):
+        case act.Click(point=p, button=b, count=c):
             name = {
-                (MouseButton.LEFT, 2): "left_double",
-                (MouseButton.LEFT, 3): "left_triple",
-                (MouseButton.RIGHT, 1): "right_single",
-                (MouseButton.MIDDLE, 1): "middle_single",
+                (act.MouseButton.LEFT, 2): "left_double",
+                (act.MouseButton.LEFT, 3): "left_triple",
+                (act.MouseButton.RIGHT, 1): "right_single",
+                (act.MouseButton.MIDDLE, 1): "middle_single",
             }.get((b, c), "click")
             return f"{name}(start_box='{show(p)}')"
-        case Move(point=p):
+        case act.Move(point=p):
             return f"hover(start_box='{show(p)}')"
-        case MouseDown(button=b, point=p) | MouseUp(button=b, point=p):
-            name = "mouse_down" if isinstance(action, MouseDown) else "mouse_up"
+        case act.MouseDown(button=b, point=p) | act.MouseUp(button=b, point=p):
+            name = "mouse_down" if isinstance(action, act.MouseDown) else "mouse_up"
             where = "" if p is None else f"start_box='{show(p)}', "
             return f"{name}({where}button='{b.value}')"
-        case Drag(path=path):
+        case act.Drag(path=path):
             return f"drag(start_box='{show(path[0])}', end_box='{show(path[-1])}')"
-        case Scroll(point=p, dx=dx, dy=dy):
+        case act.Scroll(point=p, dx=dx, dy=dy):
             direction = (
                 ("down" if dy > 0 else "up") if dy or not dx else ("right" if dx > 0 else "left")
             )
             return f"scroll(start_box='{show(p)}', direction='{direction}')"
-        case TypeText(text=t):
+        case act.TypeText(text=t):
             return f"type(content={quote(t)})"
-        case KeyChord(keys=keys):
+        case act.KeyChord(keys=keys):
             return f"hotkey(key={quote(' '.join(keys))})"
-        case KeyDown(key=k):
+        case act.KeyDown(key=k):
             return f"keydown(key={quote(k)})"
-        case KeyUp(key=k):
+        case act.KeyUp(key=k):
             return f"keyup(key={quote(k)})"
-        case Wait():
+        case act.Wait():
             return "wait()"
-        case Done(answer=a):
+        case act.Done(answer=a):
             return f"finished(content={quote(a)})"
-        case AskUser():
+        case act.AskUser():
             return "call_user()"
-        case Fail(reason=r):
+        case act.Fail(reason=r):
             return f"finished(content={quote(r)})"
     raise AssertionError(f"unhandled action kind {action!r}")  # pragma: no cover
