@@ -272,7 +272,7 @@ def _rate_text(rate: Rate) -> str:
     if rate.accuracy is None or rate.low is None or rate.high is None:
         return "no samples scored"
     return (
-        f"{100 * rate.accuracy:.1f}% [{100 * rate.low:.1f}, {100 * rate.high:.1f}] "
+        f"{100 * rate.accuracy:5.1f}% [{100 * rate.low:5.1f}, {100 * rate.high:5.1f}] "
         f"({rate.hits}/{rate.count})"
     )
 
