@@ -128,7 +128,7 @@ class Summary:
             width = max((len(" / ".join(r.values)) for r in breakdown.rows), default=0)
             for row in breakdown.rows:
                 label = " / ".join(row.values)
-                lines.append(f"    {label:<{width}}  {_rate_text(row.rate)}")
+                lines.append(f"    {label:<{width}}  {_rate_text(row.rate, 5)}")
         return "\n".join(lines)
 
     def _coverage_line(self) -> str:
@@ -268,11 +268,11 @@ def _quantile(ordered: Sequence[int], q: float) -> float:
     return ordered[below] + (ordered[above] - ordered[below]) * (position - below)
 
 
-def _rate_text(rate: Rate) -> str:
+def _rate_text(rate: Rate, width: int = 0) -> str:
     if rate.accuracy is None or rate.low is None or rate.high is None:
         return "no samples scored"
     return (
-        f"{100 * rate.accuracy:5.1f}% [{100 * rate.low:5.1f}, {100 * rate.high:5.1f}] "
+        f"{100 * rate.accuracy:{width}.1f}% [{100 * rate.low:.1f}, {100 * rate.high:.1f}] "
         f"({rate.hits}/{rate.count})"
     )
 
