@@ -124,3 +124,9 @@ class Dataset:
 
     def by_id(self) -> dict[str, GroundingSample]:
         return {sample.id: sample for sample in self.samples}
+
+    @property
+    def not_read(self) -> int:
+        """Samples the reader left out (problems that name a sample); a missing file's
+        samples cannot be counted and show only as that file's problem."""
+        return sum(1 for problem in self.problems if problem.sample_id is not None)

@@ -151,8 +151,8 @@ def summarise(
 ) -> Summary:
     """Summarise verdicts (by sample id) over a data set's samples.
 
-    `not_read` is how many samples the reader left out (len(dataset.problems) that name
-    a sample), stated beside the score.
+    `not_read` is how many samples the reader left out (`Dataset.not_read`), stated
+    beside the score.
     """
     bench = BENCHMARKS[benchmark] if isinstance(benchmark, str) else benchmark
     ids = {s.id for s in samples}

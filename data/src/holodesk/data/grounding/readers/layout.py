@@ -33,6 +33,9 @@ from holodesk.data.grounding.targets import Box, Polygon
 # inside it: integer annotations of an element at the very edge reach x2 = width.
 EDGE_SLACK = 1.0
 
+# How far a normalised coordinate may stray past [0, 1] before it is taken for pixels.
+NORMALISED_SLACK = 0.01
+
 T = TypeVar("T", Box, Polygon)
 
 
@@ -238,14 +241,18 @@ def box_corners(
 
 
 def box_normalised(values: list[float], name: str, image: ImageInfo) -> Box:
-    """[x1, y1, x2, y2] as fractions of the image (WebClick), to pixels of this image."""
-    if any(v < 0 or v > 1 for v in values):
+    """[x1, y1, x2, y2] as fractions of the image (WebClick), to pixels of this image.
+
+    Values past 1 (or below 0) by more than a fraction are a pixel box read as a
+    normalised one; a hair past the border is rounding, held to EDGE_SLACK in pixels.
+    """
+    if any(v < -NORMALISED_SLACK or v > 1 + NORMALISED_SLACK for v in values):
         raise SampleError(f"field {name!r} = {_fmt(values)} should be normalised to [0, 1]")
     x1, y1, x2, y2 = values
     if x2 < x1 or y2 < y1:
         raise SampleError(f"field {name!r} = {_fmt(values)} (x1,y1,x2,y2) is inverted")
     w, h = image.width, image.height
-    return Box(x1 * w, y1 * h, x2 * w, y2 * h, "inclusive")
+    return inside(Box(x1 * w, y1 * h, x2 * w, y2 * h, "inclusive"), name, values, image)
 
 
 def polygon(values: list[float], name: str, image: ImageInfo) -> Polygon:
