@@ -18,6 +18,7 @@ from holodesk.client.cli import Command
 SUBCOMMAND_MODULES: tuple[str, ...] = (
     "holodesk.client.eval.grounding.command",
     "holodesk.client.eval.grounding.compare",
+    "holodesk.client.eval.tasks.command",
 )
 
 
