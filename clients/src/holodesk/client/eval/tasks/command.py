@@ -1,0 +1,235 @@
+"""`holodesk eval tasks SUITE --server HOST:PORT --out DIR`: run a task suite in
+OSWorld's format and score every task by its evaluator (docs/eval/tasks.md).
+
+Exit status (as holodesk run's, exit_codes.py): 0 every run was scored, whatever
+its score; 1 some runs were left out (their set-up failed or their session did not
+end: the output says which); 2 bad usage or a suite with problems under
+--on-problem stop; 3 interrupted; 5 the daemon could not be reached or asked."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from dataclasses import replace
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+from holodesk.client.argtypes import positive_int
+from holodesk.client.channel import ChannelError, open_channel
+from holodesk.client.cli import Command, command_error
+from holodesk.client.connection_args import (
+    add_connection_arguments,
+    add_server_argument,
+    read_channel_settings,
+)
+from holodesk.client.exit_codes import ExitCode
+
+NAME = "eval tasks"
+BUNDLED = Path(__file__).parent / "bundled"
+MANIFEST = "manifest.json"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "suite",
+        metavar="SUITE",
+        help="a folder in OSWorld's layout (test_all.json + examples/<domain>/<id>.json), "
+        "one task file, or `bundled`",
+    )
+    add_server_argument(parser)
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="results folder")
+    parser.add_argument(
+        "--envs",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="environments at once (default: 1)",
+    )
+    parser.add_argument(
+        "-k",
+        type=positive_int,
+        default=1,
+        metavar="K",
+        help="runs per task, for pass@k (default: 1)",
+    )
+    parser.add_argument(
+        "--max-steps",
+        type=positive_int,
+        default=15,
+        metavar="S",
+        help="step budget per run (default: %(default)s, as OSWorld's runs)",
+    )
+    parser.add_argument(
+        "--resume", action="store_true", help="continue the run in DIR: finished runs are kept"
+    )
+    parser.add_argument(
+        "--domain", action="append", default=[], metavar="D", help="only this domain (repeatable)"
+    )
+    parser.add_argument(
+        "--on-problem",
+        choices=("skip", "stop"),
+        default="skip",
+        help="a task that cannot run (unknown step, getter, metric ...): leave it out, or "
+        "stop before running anything (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--instruction-field",
+        choices=("auto", "instruction", "ocr_instruction"),
+        default="auto",
+        help="the task text to send; auto: ocr_instruction when the daemon's policy is the "
+        "OCR baseline, else instruction (default: auto)",
+    )
+    parser.add_argument("--index", default="test_all.json", help="the suite's index file name")
+    parser.add_argument("--policy", default="", help="daemon policy (default: the daemon's)")
+    parser.add_argument(
+        "--model", default="", help="the results' <model> folder (default: the policy's name)"
+    )
+    parser.add_argument("--width", type=positive_int, default=1280, help="display width")
+    parser.add_argument("--height", type=positive_int, default=800, help="display height")
+    add_connection_arguments(parser.add_argument_group("connection"))
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        return asyncio.run(_run(args))
+    except KeyboardInterrupt:
+        print("interrupted: finished runs are kept; --resume continues", file=sys.stderr)
+        return ExitCode.CANCELLED
+
+
+async def _run(args: argparse.Namespace) -> int:
+    from holodesk.client.eval.tasks.policy import (
+        PolicyUnknownError,
+        instruction_field,
+        session_policy,
+    )
+    from holodesk.client.eval.tasks.reader import read_suite
+    from holodesk.client.eval.tasks.report import write_report
+    from holodesk.client.eval.tasks.results import Layout
+    from holodesk.client.eval.tasks.runner import default_environments, run_suite
+    from holodesk.client.eval.tasks.summary import summarize, table, write_summary
+    from holodesk.client.rollouts import ROLLOUT_OPTIONS
+
+    source = BUNDLED if args.suite == "bundled" else Path(args.suite)
+    if not source.exists():
+        return command_error(NAME, f"{args.suite}: no such suite")
+    try:
+        settings = read_channel_settings(args)
+        channel = open_channel(args.server, settings)
+    except (ChannelError, OSError, ValueError) as error:
+        return command_error(NAME, error)
+    try:
+        try:
+            policy = await session_policy(channel, args.policy)
+        except PolicyUnknownError as error:
+            if args.instruction_field == "auto":
+                return command_error(NAME, error, ExitCode.DAEMON_ERROR)
+            policy = args.policy
+        field = (
+            instruction_field(policy)
+            if args.instruction_field == "auto"
+            else args.instruction_field
+        )
+        try:
+            suite = read_suite(
+                source, index=args.index, domains=args.domain, instruction_field=field
+            )
+        except (OSError, ValueError) as error:
+            return command_error(NAME, error)
+        for problem in suite.problems:
+            print(f"problem: {problem}", file=sys.stderr)
+        if suite.problems and args.on_problem == "stop":
+            return command_error(
+                NAME, f"{len(suite.problems)} task(s) cannot run (above); nothing was run"
+            )
+        if not suite.tasks:
+            return command_error(NAME, f"{source}: no task to run")
+        layout = Layout(args.out, args.model or policy or "default", k=args.k)
+        manifest = {
+            "suite": str(source.resolve()),
+            "k": args.k,
+            "max_steps": args.max_steps,
+            "instruction_field": field,
+            "policy": policy,
+            "width": args.width,
+            "height": args.height,
+            "holodesk": version("holodesk-client"),
+        }
+        refused = _check_manifest(layout.base / MANIFEST, manifest, args.resume)
+        if refused:
+            return command_error(NAME, refused)
+        print(
+            f"{len(suite.tasks)} task(s) x {args.k}, {args.envs} environment(s), "
+            f"{args.max_steps} steps each, policy {policy or '(default)'} ({field}); "
+            f"{len(suite.problems)} skipped",
+            file=sys.stderr,
+        )
+
+        def progress(trajectory: Any) -> None:
+            reward = trajectory.reward
+            scored = "-" if reward is None or reward.reward is None else f"{reward.reward:g}"
+            print(
+                f"{trajectory.task.metadata['osworld_task'].domain}/"
+                f"{trajectory.task.metadata['osworld_task'].id} "
+                f"run {trajectory.task.metadata['repeat']}: {trajectory.outcome.value}, "
+                f"score {scored}",
+                file=sys.stderr,
+            )
+
+        options = replace(ROLLOUT_OPTIONS, channel=settings, policy=args.policy)
+        run_log = await run_suite(
+            channel,
+            suite,
+            layout,
+            environments=args.envs,
+            max_steps=args.max_steps,
+            instruction_field=field,
+            environment_factory=default_environments(args.width, args.height),
+            options=options,
+            on_run=progress,
+        )
+    finally:
+        await channel.close()
+    summary = summarize(layout, suite.tasks, suite.problems)
+    summary_path = write_summary(layout, summary)
+    report = write_report(layout, suite.tasks, summary)
+    print(table(summary))
+    print(f"summary: {summary_path}\nreport: {report}")
+    for task, repeat, why in run_log.left_out:
+        print(f"not scored: {task.domain}/{task.id} run {repeat}: {why}", file=sys.stderr)
+    return ExitCode.FAILED if run_log.left_out else ExitCode.SUCCEEDED
+
+
+def _check_manifest(path: Path, manifest: dict[str, Any], resume: bool) -> str:
+    """ "" when the run may go on; else why not (a different run's results there)."""
+    if path.is_file():
+        if not resume:
+            return f"{path.parent} already holds results; pass --resume to continue that run"
+        try:
+            before = json.loads(path.read_text())
+        except ValueError:
+            before = {}
+        differs = [k for k in manifest if k != "holodesk" and before.get(k) != manifest[k]]
+        if differs:
+            return (
+                f"{path} was written by a different run ({', '.join(differs)} differ); "
+                "resume with the same settings or choose another --out"
+            )
+        return ""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(manifest, indent=2) + "\n")
+    return ""
+
+
+COMMAND = Command(
+    name="tasks",
+    help="run a task suite in OSWorld's format and score each task by its evaluator",
+    description="Run every task of a suite in OSWorld's format (or `bundled`) in fresh "
+    "environments (a new Xvfb display and HOME per run), k times each, and score it with "
+    "its evaluator; results in OSWorld's layout, resumable, with a summary and a report.",
+    configure=configure,
+    run=run,
+)
