@@ -94,6 +94,9 @@ def test_screenspot_pro_groups(tmp_path: Path) -> None:
     assert dict(dataset.samples[2].groups) == {
         "group": "Office", "platform": "windows", "application": "word", "ui_type": "text",
     }  # fmt: skip
+    one_app = screenspot_pro.read(tmp_path / "annotations" / "word_windows.json")
+    assert [s.id for s in one_app.samples] == ["word_windows_0"]
+    assert one_app.root == tmp_path
 
 
 def test_osworld_g_bbox_polygon_refusal(tmp_path: Path) -> None:

@@ -32,8 +32,12 @@ BENCHMARK = "screenspot-pro"
 
 
 def read(path: Path, *, strict: bool = False) -> Dataset:
-    """Read the data set's folder (holding annotations/ and images/)."""
-    if not path.is_dir():
+    """Read the data set's folder (holding annotations/ and images/), or one
+    `annotations/<app>.json` of it (one application)."""
+    one = path.is_file() and path.suffix == ".json" and path.parent.name == "annotations"
+    if one:
+        path, files = path.parent.parent, [path]
+    elif not path.is_dir():
         raise LayoutError(
             Problem(str(path), None, "ScreenSpot-Pro is a folder with annotations/ and images/")
         )
@@ -41,7 +45,8 @@ def read(path: Path, *, strict: bool = False) -> Dataset:
     for folder in (annotations, images):
         if not folder.is_dir():
             raise LayoutError(Problem(str(path), None, f"no {folder.name}/ folder here"))
-    files = sorted(annotations.glob("*.json"))
+    if not one:
+        files = sorted(annotations.glob("*.json"))
     if not files:
         raise LayoutError(Problem(f"{path.name}/annotations", None, "holds no .json file"))
     collector = Collector(BENCHMARK, path, strict=strict)
