@@ -28,10 +28,9 @@ from holodesk.daemon.actions import (
 )
 from holodesk.daemon.dialects import DialectParseError, get_dialect, load_dialect
 from holodesk.daemon.dialects.hdesktop import HDesktopDialect
-from holodesk.daemon.dialects.hdesktop_plan import Goal, split_plan, with_plan
-from holodesk.daemon.dialects.hdesktop_schema import TOOL_NAMES, key_names
-from holodesk.daemon.dialects.hdesktop_tools import HANDLERS
-from holodesk.daemon.dialects.values import MODIFIER_KEYS, key_name
+from holodesk.daemon.dialects.hdesktop.plan import Goal, split_plan, with_plan
+from holodesk.daemon.dialects.hdesktop.vocabulary import HANDLERS, TOOL_NAMES
+from holodesk.daemon.dialects.values import MODIFIER_KEYS, key_name, key_names
 from holodesk.daemon.geometry import Point, Size
 from holodesk.daemon.policies.model import ModelPolicy
 from holodesk.daemon.policies.registry import create_policy

@@ -12,7 +12,7 @@ from holodesk.daemon.actions import ActionResult, ActionStatus
 from holodesk.daemon.dialects import Dialect, get_dialect
 from holodesk.daemon.dialects.base import ParsedStep
 from holodesk.daemon.dialects.hdesktop import HDesktopDialect
-from holodesk.daemon.dialects.hdesktop_prompt import IMAGE_PLACEHOLDER
+from holodesk.daemon.dialects.hdesktop.prompt import IMAGE_PLACEHOLDER
 from holodesk.daemon.dialects.values import key_names_text
 from holodesk.daemon.engines.base import ChatMessage, ImagePart
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding

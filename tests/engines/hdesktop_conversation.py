@@ -14,7 +14,7 @@ from typing import Any
 from holodesk.daemon.actions import Action, ActionResult, ActionStatus, Click, HistoryStep
 from holodesk.daemon.dialects import get_dialect
 from holodesk.daemon.dialects.hdesktop import HDesktopDialect
-from holodesk.daemon.dialects.hdesktop_plan import Goal, with_plan
+from holodesk.daemon.dialects.hdesktop.plan import Goal, with_plan
 from holodesk.daemon.engines.base import ChatMessage
 from holodesk.daemon.frames import EncodedFrame, ImageEncoding
 from holodesk.daemon.geometry import Point, Size

@@ -16,7 +16,7 @@ import pytest
 import pytest_asyncio
 
 from holodesk.daemon.dialects import get_dialect
-from holodesk.daemon.dialects.hdesktop_schema import TOOL_NAMES
+from holodesk.daemon.dialects.hdesktop.vocabulary import TOOL_NAMES
 from holodesk.daemon.engines.base import GenerationRequest, SamplingParams, TextPart
 from holodesk.daemon.engines.vllm_engine import VllmEngine
 from holodesk.daemon.geometry import Size

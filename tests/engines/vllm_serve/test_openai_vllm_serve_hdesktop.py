@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from holodesk.daemon.dialects.hdesktop_schema import TOOL_NAMES
+from holodesk.daemon.dialects.hdesktop.vocabulary import TOOL_NAMES
 from holodesk.daemon.engines.base import GenerationRequest, SamplingParams
 from holodesk.daemon.engines.openai_engine import OpenAIEngine
 from tests.engines.hdesktop_conversation import FRAME, conversation, short_dialect, short_strings

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from holodesk.daemon.actions import KeyChord, MouseButton
-from holodesk.daemon.dialects.hdesktop_schema import key_names
 from holodesk.daemon.dialects.spec import DialectSpec
 from holodesk.daemon.dialects.tool_dialect import FunctionTool
+from holodesk.daemon.dialects.values import key_names
 
 CLICKS: dict[str, tuple[MouseButton, int]] = {
     "left_click": (MouseButton.LEFT, 1),

@@ -29,15 +29,21 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from holodesk.daemon.dialects import hdesktop_native, nemotron_tools
+from holodesk.daemon.dialects import nemotron_tools
 from holodesk.daemon.dialects.base import OutputParser
 from holodesk.daemon.dialects.dialect import Dialect
-from holodesk.daemon.dialects.hdesktop import HDESKTOP, HDesktopDialect, HDesktopParser
+from holodesk.daemon.dialects.hdesktop import (
+    HDESKTOP,
+    HDESKTOP_TOOLS,
+    NATIVE,
+    HDesktopDialect,
+    HDesktopParser,
+)
 from holodesk.daemon.dialects.holo import HOLO, HOLO_1_5, HOLOTRON
 from holodesk.daemon.dialects.parsers import TEMPLATE_PARSERS, DialectConfigError, get_parser
 from holodesk.daemon.dialects.spec import DialectSpec
 from holodesk.daemon.dialects.tool_dialect import ToolCallParser, ToolDialect
-from holodesk.daemon.dialects.tool_specs import HDESKTOP_TOOLS, NEMOTRON_TOOLS
+from holodesk.daemon.dialects.tool_specs import NEMOTRON_TOOLS
 from holodesk.daemon.dialects.uitars import UITARS, UITARS_1_0
 
 # Made once at import and read-only: a dialect of another family comes from a file
@@ -57,7 +63,7 @@ _BUILTIN: Mapping[str, DialectSpec] = MappingProxyType(
         )
     }
 )
-_TOOL_PARSERS = (ToolCallParser(nemotron_tools.FAMILY), ToolCallParser(hdesktop_native.FAMILY))
+_TOOL_PARSERS = (ToolCallParser(nemotron_tools.FAMILY), ToolCallParser(NATIVE))
 # Every output parser a dialect may name: the template dialects' and those built in code.
 PARSERS: Mapping[str, OutputParser] = MappingProxyType(
     {

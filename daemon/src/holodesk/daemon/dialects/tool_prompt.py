@@ -28,9 +28,30 @@ from typing import Any, Literal
 from holodesk.daemon.actions import ActionKind, ActionStatus, HistoryStep, describe
 from holodesk.daemon.dialects.coords import ImageGeometry
 from holodesk.daemon.dialects.prompt import shown_images, step_geometry, system_text, task_text
-from holodesk.daemon.dialects.spec import DialectSpec
+from holodesk.daemon.dialects.spec import DialectSpec, PromptTemplates
 from holodesk.daemon.engines.base import ChatMessage, ContentPart, ImagePart, TextPart, ToolCall
 from holodesk.daemon.steps import StepContext
+
+# What every tool-calling dialect's system prompt says of the turns (a family's own
+# prompt puts it in with {TOOL_RULES}).
+TOOL_RULES = """\
+Each step shows the screen now. Only the last few screenshots stay: write down in \
+your text what you will need later. Call exactly one tool per step; its result \
+comes back as the tool's output ("ok", or "error: ..." when it did not work). \
+Before the call, say in a sentence or two what you see and what you do next. If an \
+action failed before, do something else."""
+
+
+# The tool-calling dialects' templates, but for the system prompt each family writes.
+TOOL_PROMPTS = PromptTemplates(
+    task="Task: {task}",
+    repair="Your previous answer could not be used: {error}. {hint}",
+    locate=(
+        "Locate this element on the screenshot and answer its position as one JSON object "
+        '{{"coordinate": [x, y]}}. {coordinate_rule}\nElement: {description}'
+    ),
+    user_reply="\n{reply}",
+)
 
 
 @dataclass(frozen=True)

@@ -78,6 +78,13 @@ def key_names_text() -> str:
     return ", ".join(groups) + ", or the one character a key types"
 
 
+def key_names(aliases: Mapping[str, str]) -> list[str]:
+    """Every multi-character key name the parser accepts (aliases whose target is
+    not in the vocabulary are left out: they would not parse): a schema's key enum."""
+    known = MODIFIER_KEYS | NAMED_KEYS
+    return sorted(known | {alias for alias, name in aliases.items() if name in known})
+
+
 def brief(value: Any) -> str:
     """A short, safe rendering of any parsed JSON value for error messages."""
     if isinstance(value, str):

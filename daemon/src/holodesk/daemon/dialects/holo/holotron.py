@@ -27,6 +27,8 @@ size, `Dialect.frame_spec` narrows the box to the chosen grid.
 
 from __future__ import annotations
 
+from typing import Any
+
 from holodesk.daemon.dialects.holo.spec import HOLO
 from holodesk.daemon.dialects.spec import FrameRequest, ResizeSpec
 from holodesk.daemon.frames import ImageEncoding
@@ -45,3 +47,14 @@ HOLOTRON = HOLO.model_copy(
         ),
     }
 )  # fmt: skip
+
+
+def holotron_images() -> dict[str, Any]:
+    """Holotron-12B's image side (the resize rule, the model image's encoding, the
+    frames asked for): what any dialect for the daemon's default model takes, whatever
+    its answer format (hdesktop, nemotron-tools)."""
+    return {
+        "resize": HOLOTRON.resize,
+        "model_image_encoding": HOLOTRON.model_image_encoding,
+        "frame": HOLOTRON.frame,
+    }

@@ -25,7 +25,7 @@ from typing import Any
 
 from holodesk.daemon.actions import ActionKind, ActionStatus, HistoryStep
 from holodesk.daemon.dialects.coords import ImageGeometry
-from holodesk.daemon.dialects.hdesktop_plan import Goal, plan_lines, split_plan
+from holodesk.daemon.dialects.hdesktop.plan import Goal, plan_lines, split_plan
 from holodesk.daemon.dialects.prompt import (
     merge_text,
     observation_parts,

@@ -3,12 +3,12 @@
 H Company's own desktop CLI serves its models with vLLM's `--enable-auto-tool-choice
 --tool-call-parser ...`: the same twelve tools as the `hdesktop` dialect, called
 natively instead of written as a `tool_call` inside a JSON step. Nothing of the
-tools is copied here: the function specs are hdesktop_schema's tool schemas (less
+tools is copied here: the function specs are the vocabulary's tool schemas (less
 their `tool_name` discriminator, which becomes the function's name), a call is
-executed by hdesktop_tools' handlers, an earlier step is rendered back by
-hdesktop_render, and the action space (forms, examples, gaps) is hdesktop_space's
+executed by the vocabulary's readers, an earlier step is rendered back by
+render.py, and the action space (forms, examples, gaps) is the vocabulary's
 with the answer written as a tool reply. What the model writes besides its call is
-its thought; the plan of update_plan rides in the note (hdesktop_plan) and comes
+its thought; the plan of update_plan rides in the note (plan.py) and comes
 back as that call's output.
 """
 
@@ -20,12 +20,15 @@ from dataclasses import replace
 from typing import Any
 
 from holodesk.daemon.actions import ActionKind
-from holodesk.daemon.dialects import hdesktop_render, hdesktop_schema
 from holodesk.daemon.dialects.action_space import ActionForm, ActionSpace
 from holodesk.daemon.dialects.coords import ImageGeometry
-from holodesk.daemon.dialects.hdesktop_plan import plan_lines, split_plan, with_plan
-from holodesk.daemon.dialects.hdesktop_space import hdesktop_action_space
-from holodesk.daemon.dialects.hdesktop_tools import tool_effect
+from holodesk.daemon.dialects.hdesktop import render as hdesktop_render
+from holodesk.daemon.dialects.hdesktop.plan import plan_lines, split_plan, with_plan
+from holodesk.daemon.dialects.hdesktop.vocabulary import (
+    hdesktop_action_space,
+    tool_effect,
+    tool_schemas,
+)
 from holodesk.daemon.dialects.spec import DialectSpec
 from holodesk.daemon.dialects.tool_dialect import CallEffect, FunctionTool, ToolFamily
 from holodesk.daemon.dialects.tool_prompt import RenderedCall
@@ -36,9 +39,9 @@ NAME = "hdesktop_tools"
 
 
 def tools(spec: DialectSpec) -> tuple[FunctionTool, ...]:
-    """hdesktop_schema's tools, each as a function: its properties less tool_name."""
+    """The vocabulary's tools, each as a function: its properties less tool_name."""
     found: list[FunctionTool] = []
-    for schema in hdesktop_schema.tool_schemas(spec.coordinates, spec.key_aliases):
+    for schema in tool_schemas(spec.coordinates, spec.key_aliases):
         props = dict(schema["properties"])
         name = props.pop("tool_name")["const"]
         parameters = {
@@ -77,7 +80,7 @@ def _write(form: ActionForm, args: Mapping[str, Any], thought: str) -> str:
 
 
 def action_space(spec: DialectSpec) -> ActionSpace:
-    """hdesktop_space's (its forms, gaps and signatures), answered as a tool call."""
+    """The vocabulary's (its forms, gaps and signatures), answered as a tool call."""
     space = hdesktop_action_space(spec)
     return replace(
         space,
