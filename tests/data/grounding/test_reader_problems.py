@@ -59,6 +59,7 @@ V2_CASES = [
     (v2(img_filename="cut.jpg", _image=CUT_JPEG), "jpg cannot be opened by Pillow"),
     (v2(bbox=[180, 10, 50, 20]), "'bbox' = [180, 10, 50, 20] reaches outside its 200x120 image"),
     (v2(bbox=[20, 10, -5, 20]), "(x,y,w,h) has a negative width or height"),
+    (v2(img_filename="../m.png", _image=None), "image path '../m.png' leaves the data set's"),
 ]  # fmt: skip
 
 
@@ -287,6 +288,7 @@ def sd(**changes: Any) -> dict[str, Any]:
         (sd(image="frames/gone.png", _image=None), "image frames/gone.png is missing"),
         (sd(x2=10), "(x1,y1,x2,y2) is inverted"),
         (sd(height="12.5"), "column 'height' should be a positive whole number"),
+        (sd(image="/etc/hostname", _image=None), "image path '/etc/hostname' leaves"),
     ],
 )
 def test_showdown_row_problems(tmp_path: Path, bad: Mapping[str, Any], what: str) -> None:

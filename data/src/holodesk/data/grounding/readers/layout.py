@@ -15,7 +15,7 @@ import io
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
 
 from PIL import Image, UnidentifiedImageError
@@ -130,6 +130,8 @@ class Collector:
                 else:
                     image.load()
                 return ImageInfo(width=image.width, height=image.height)
+        except Image.DecompressionBombError as error:
+            return SampleError(f"image {label} is too large for Pillow to open safely: {error}")
         except UnidentifiedImageError:
             return SampleError(f"image {label} cannot be opened by Pillow: not an image it knows")
         except (OSError, SyntaxError, ValueError) as error:
@@ -286,6 +288,15 @@ def inside(target: T, name: str, values: list[float], image: ImageInfo) -> T:
 
 def _fmt(values: list[float]) -> str:
     return "[" + ", ".join(f"{v:g}" for v in values) + "]"
+
+
+def image_in(folder: Path, name: str) -> Path:
+    """`name` (as the annotations give it) inside the image folder; a name that leaves
+    the folder (absolute, or through ..) is refused rather than read from elsewhere."""
+    relative = PurePosixPath(name.replace("\\", "/"))
+    if relative.is_absolute() or ".." in relative.parts:
+        raise SampleError(f"image path {name!r} leaves the data set's image folder")
+    return folder / relative
 
 
 def image_ref(path: Path) -> ImageRef:

@@ -29,6 +29,7 @@ from holodesk.data.grounding.readers.layout import (
     SampleError,
     box_xywh,
     field,
+    image_in,
     image_ref,
     json_records,
     numbers,
@@ -166,7 +167,7 @@ def _sample(
     if box_type not in BOX_TYPES:
         raise SampleError(f"unknown box_type {box_type!r}: expected one of {', '.join(BOX_TYPES)}")
     gui_types = _gui_types(record)
-    image_path = images / filename
+    image_path = image_in(images, filename)
     image = collector.image_file(image_path)
     same_size(declared, image, "image_size")
     target: Target

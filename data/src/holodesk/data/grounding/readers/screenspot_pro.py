@@ -18,6 +18,7 @@ from holodesk.data.grounding.readers.layout import (
     SampleError,
     box_corners,
     field,
+    image_in,
     image_ref,
     json_records,
     numbers,
@@ -78,7 +79,7 @@ def _sample(item: object, sample_id: str, images: Path, collector: Collector) ->
     bbox = numbers(record, "bbox", 4)
     instruction = text(record, "instruction")
     groups = {key: text(record, key) for key in ("group", "platform", "application", "ui_type")}
-    image_path = images / filename
+    image_path = image_in(images, filename)
     image = collector.image_file(image_path)
     same_size(declared, image, "img_size")
     return GroundingSample(

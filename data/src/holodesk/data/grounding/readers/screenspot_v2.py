@@ -16,6 +16,7 @@ from holodesk.data.grounding.readers.layout import (
     Collector,
     SampleError,
     box_xywh,
+    image_in,
     image_ref,
     json_records,
     numbers,
@@ -101,7 +102,7 @@ def _sample(
     instruction = text(record, "instruction")
     data_type = text(record, "data_type")
     data_source = text(record, "data_source")
-    image_path = images / filename
+    image_path = image_in(images, filename)
     image = collector.image_file(image_path)
     return GroundingSample(
         id=sample_id,

@@ -20,6 +20,7 @@ from holodesk.data.grounding.readers.layout import (
     Collector,
     SampleError,
     box_corners,
+    image_in,
     image_ref,
     same_size,
 )
@@ -66,9 +67,9 @@ def _sample(
     instruction = _text(row, "instruction")
     corners = [_number(row, c) for c in ("x1", "y1", "x2", "y2")]
     declared = (_whole(row, "width"), _whole(row, "height"))
-    image_path = root / filename
-    if not image_path.is_file() and (root / "frames" / filename).is_file():
-        image_path = root / "frames" / filename
+    image_path = image_in(root, filename)
+    if not image_path.is_file() and image_in(root / "frames", filename).is_file():
+        image_path = image_in(root / "frames", filename)
     image = collector.image_file(image_path)
     same_size(declared, image, "width, height")
     return GroundingSample(
