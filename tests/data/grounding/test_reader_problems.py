@@ -304,3 +304,11 @@ def test_showdown_files(tmp_path: Path) -> None:
     root = layouts.write_showdown(tmp_path, columns=("id", "image", "instruction"))
     with pytest.raises(LayoutError, match=r"data\.csv: missing column\(s\) x1, y1, x2, y2"):
         showdown.read(root)
+
+
+def test_showdown_without_size_columns_takes_the_images(tmp_path: Path) -> None:
+    # The authors' harness never reads width/height: a CSV without them is still read.
+    columns = ("id", "recording_id", "image", "instruction", "x1", "y1", "x2", "y2")
+    dataset = showdown.read(layouts.write_showdown(tmp_path, columns=columns))
+    assert dataset.problems == ()
+    assert [(s.width, s.height) for s in dataset.samples] == [(200, 120)] * 3

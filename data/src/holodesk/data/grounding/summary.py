@@ -8,7 +8,8 @@ sample the data set does not hold is an error (the predictions belong to another
 data set).
 
 Intervals: Wilson score (95%) for every benchmark but Showdown, whose authors publish a
-percentile bootstrap; ours resamples with a fixed seed, so the same verdicts always
+percentile bootstrap (scipy.stats.bootstrap, 9,999 resamples); ours resamples as many
+times with a fixed seed, so the same verdicts always
 give the same interval. For a proportion, resampling n verdicts with replacement
 gives a hit count distributed Binomial(n, hits/n); we draw those counts directly
 (inverse CDF), which is the same bootstrap without n draws per resample.
@@ -30,7 +31,8 @@ from holodesk.data.grounding.scoring import OUTCOMES, Verdict
 
 CONFIDENCE = 0.95
 Z_95 = 1.959963984540054  # the standard normal's 97.5th percentile
-BOOTSTRAP_RESAMPLES = 10_000
+# scipy.stats.bootstrap's default, which Showdown's harness (clicks/evaluate/utils.py) uses.
+BOOTSTRAP_RESAMPLES = 9_999
 BOOTSTRAP_SEED = 0
 
 

@@ -1,11 +1,13 @@
 """Showdown clicks as General Agents ship it (generalagents/showdown-clicks, dev split).
 
 Layout: `showdown-clicks-dev/data.csv` with columns id, image, instruction, x1, y1, x2,
-y2, width, height (others ignored), and the frames the `image` column names,
-relative to the CSV's folder (`frames/<session>/<n>.webp`). The target is the pixel
-box x1..x2, y1..y2 with edges included; `width` and `height` are checked against the
-image. The published figure is overall accuracy with a 95% percentile bootstrap
-interval; there is no per-group table.
+y2 (others, such as recording_id, ignored), and the frames the `image` column names,
+relative to the CSV's folder (`frames/<session>/<n>.webp`), as the authors' eval.py
+joins them. The target is the pixel box x1..x2, y1..y2 with edges included (their
+`is_point_in_bbox`: x1 <= x <= x2 and y1 <= y <= y2). Where the CSV has `width` and
+`height` columns they are checked against the image; their harness does not read
+them. The published figure is overall accuracy with a 95% percentile bootstrap
+interval (scipy.stats.bootstrap); there is no per-group table.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from holodesk.data.grounding.samples import Dataset, GroundingSample, LayoutErro
 
 BENCHMARK = "showdown"
 CSV_NAME = "data.csv"
-COLUMNS = ("id", "image", "instruction", "x1", "y1", "x2", "y2", "width", "height")
+COLUMNS = ("id", "image", "instruction", "x1", "y1", "x2", "y2")
+SIZE_COLUMNS = ("width", "height")
 
 
 def read(path: Path, *, strict: bool = False) -> Dataset:
@@ -66,12 +69,15 @@ def _sample(
     filename = _text(row, "image")
     instruction = _text(row, "instruction")
     corners = [_number(row, c) for c in ("x1", "y1", "x2", "y2")]
-    declared = (_whole(row, "width"), _whole(row, "height"))
+    declared = None
+    if all(row.get(c) is not None for c in SIZE_COLUMNS):
+        declared = (_whole(row, "width"), _whole(row, "height"))
     image_path = image_in(root, filename)
     if not image_path.is_file() and image_in(root / "frames", filename).is_file():
         image_path = image_in(root / "frames", filename)
     image = collector.image_file(image_path)
-    same_size(declared, image, "width, height")
+    if declared is not None:
+        same_size(declared, image, "width, height")
     return GroundingSample(
         id=sample_id,
         image=image_ref(image_path),
