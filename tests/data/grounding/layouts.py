@@ -248,28 +248,34 @@ DEFAULT_GROUNDUI: tuple[Record, ...] = (
 )  # fmt: skip
 
 
-def write_groundui(root: Path, samples: Sequence[Record] | None = None) -> Path:
-    """`data/train-00000-of-00001.parquet`: image, instruction, bbox, resolution,
-    source, platform (as agent-studio/GroundUI-1K on Hugging Face)."""
+def write_groundui(root: Path, samples: Sequence[Record] | None = None, *, files: int = 1) -> Path:
+    """`data/train-0000<i>-of-0000<files>.parquet`: image_path, image, instruction,
+    bbox, resolution, source, platform (agent-studio's GroundUI card: bbox float64,
+    resolution int64); rows are shared out in order over `files` files."""
     import pyarrow as pa
 
     records = DEFAULT_GROUNDUI if samples is None else samples
     rows = []
-    for record in records:
-        row = _public(record)
+    for index, record in enumerate(records):
+        row = {"image_path": f"image_{index}.png", **_public(record)}
         row.setdefault("image", _image_struct(record, _corners(record.get("bbox"))))
         rows.append(row)
     schema = pa.schema(
         [
+            ("image_path", pa.string()),
             ("image", pa.struct([("bytes", pa.binary()), ("path", pa.string())])),
             ("instruction", pa.string()),
-            ("bbox", pa.list_(pa.int64())),
+            ("bbox", pa.list_(pa.float64())),
             ("resolution", pa.list_(pa.int64())),
             ("source", pa.string()),
             ("platform", pa.string()),
         ]
     )
-    _write_parquet(root / "data" / "train-00000-of-00001.parquet", rows, _schema_for(rows, schema))
+    share = -(-len(rows) // files) if rows else 0
+    for part in range(files):
+        mine = rows[part * share : (part + 1) * share]
+        name = f"train-{part:05d}-of-{files:05d}.parquet"
+        _write_parquet(root / "data" / name, mine, _schema_for(mine, schema))
     return root
 
 
@@ -314,6 +320,8 @@ def _schema_for(rows: list[dict[str, Any]], schema: Any) -> Any:
     one (bad-input tests): then let pyarrow infer, so the file holds what was asked."""
     import pyarrow as pa
 
+    if not rows:
+        return schema
     try:
         pa.Table.from_pylist(rows, schema=schema)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, KeyError):

@@ -179,6 +179,19 @@ def test_groundui_strict_edges(tmp_path: Path) -> None:
     assert "row 0" in web.image.name
 
 
+def test_groundui_rows_are_numbered_across_files_in_name_order(tmp_path: Path) -> None:
+    dataset = groundui.read(layouts.write_groundui(tmp_path, files=2))
+    assert [(s.id, s.image.name) for s in dataset.samples] == [
+        ("row-0", "train-00000-of-00002.parquet row 0 column 'image'"),
+        ("row-1", "train-00000-of-00002.parquet row 1 column 'image'"),
+        ("row-2", "train-00001-of-00002.parquet row 0 column 'image'"),
+    ]
+    assert [s.groups["platform"] for s in dataset.samples] == ["web", "desktop", "mobile"]
+    # One file of the folder, by itself.
+    alone = groundui.read(tmp_path / "data" / "train-00001-of-00002.parquet")
+    assert [s.instruction for s in alone.samples] == ["Tap Settings."]
+
+
 def test_webclick_normalised_boxes_in_each_images_pixels(tmp_path: Path) -> None:
     records = [
         {"instruction": "small", "bbox": [0.1, 0.25, 0.3, 0.5], "bucket": "calendars"},
