@@ -11,9 +11,14 @@
 - `summary`: accuracy with its 95% interval, the official breakdown, the unparsed rate,
   and how many samples were left out.
 
-Additions to the agreed API (nothing renamed): `Answer.point/refusal/unparsed`,
-`ImageRef.file/inline`, `Target.bounds()/to_json()`, `Problem.to_json()`,
-`Dataset.by_id()`, `scoring.OUTCOMES`.
+Additions to the agreed API (nothing renamed):
+- `GroundingSample.memberships` and `.values(key)`: OSWorld-G files one sample under
+  several categories (its own script counts it in each), which a str-valued `groups`
+  cannot say; breakdowns read a key through `values()`.
+- `Answer.point/refusal/unparsed`, `ImageRef.file/inline`, `Target.bounds()/to_json()`,
+  `Problem.to_json()`, `Dataset.by_id()`, `Dataset.not_read`, `scoring.OUTCOMES`,
+  `Benchmark.read()` and `Benchmark.layout`; `summarise(..., not_read=, seed=,
+  resamples=)`, `Summary.table()`.
 """
 
 from holodesk.data.grounding.samples import (
