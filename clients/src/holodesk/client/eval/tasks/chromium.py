@@ -9,8 +9,10 @@ repository's way of talking CDP: platform/web/), in place: nothing is reloaded."
 
 from __future__ import annotations
 
+import json
 import os
 import time
+import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
@@ -103,45 +105,100 @@ class Tab:
     url: str
     visible: bool
     focused: bool
+    # Chrome's own order of activity (its /json/list: 0 is the most recently active).
+    recency: int = 1 << 30
     content: str = ""
 
 
+def _endpoint(context: TaskContext) -> str:
+    return f"http://127.0.0.1:{context.devtools_port}"
+
+
+def _recency(context: TaskContext) -> dict[str, int]:
+    """Target id -> rank in Chrome's /json/list, which lists the most recently active
+    first."""
+    with urllib.request.urlopen(f"{_endpoint(context)}/json/list", timeout=10) as answer:
+        listed = json.load(answer)
+    pages = [t for t in listed if t.get("type") == "page"]
+    return {str(t["id"]): rank for rank, t in enumerate(pages)}
+
+
 def tabs(context: TaskContext, *, content: bool = False) -> list[Tab] | None:
-    """The open tabs of the task's Chromium (None when it has none running)."""
+    """The open tabs of the task's Chromium, in the order they were opened (None when
+    it has none running)."""
     if context.devtools_port is None:
         return None
     from playwright.sync_api import Error, sync_playwright
 
-    endpoint = f"http://127.0.0.1:{context.devtools_port}"
+    try:
+        recency = _recency(context)
+    except (OSError, ValueError):
+        return None
     found: list[Tab] = []
     with sync_playwright() as playwright:
         try:
-            browser = playwright.chromium.connect_over_cdp(endpoint, timeout=10_000)
+            browser = playwright.chromium.connect_over_cdp(_endpoint(context), timeout=10_000)
         except Error:
             return None
         for browser_context in browser.contexts:
             for page in browser_context.pages:
-                if page.url.startswith(("devtools://", "chrome-extension://")):
+                if page.url.startswith(("devtools://", "chrome-extension://", "chrome://")):
                     continue
-                state: list[Any] = page.evaluate(
-                    "() => [document.title, location.href, document.visibilityState, "
-                    "document.hasFocus()]"
-                )
-                html = page.content() if content else ""
-                found.append(
-                    Tab(str(state[0]), str(state[1]), state[2] == "visible", bool(state[3]), html)
-                )
+                found.append(_tab(browser_context, page, recency, content=content))
     return found
 
 
+def _tab(browser_context: Any, page: Any, recency: dict[str, int], *, content: bool) -> Tab:
+    session = browser_context.new_cdp_session(page)
+    target = session.send("Target.getTargetInfo")["targetInfo"]["targetId"]
+    session.detach()
+    state: list[Any] = page.evaluate(
+        "() => [document.title, location.href, document.visibilityState, document.hasFocus()]"
+    )
+    return Tab(
+        title=str(state[0]),
+        url=str(state[1]),
+        visible=state[2] == "visible",
+        focused=bool(state[3]),
+        recency=recency.get(str(target), len(recency)),
+        content=page.content() if content else "",
+    )
+
+
 def active(tabs_found: Sequence[Tab]) -> Tab | None:
-    """The active tab: the visible one that has focus, else the visible one, else the
-    first (a headful Chromium shows one tab per window; the others are hidden)."""
-    for choose in (lambda t: t.visible and t.focused, lambda t: t.visible, lambda t: True):
-        for tab in tabs_found:
-            if choose(tab):
-                return tab
-    return None
+    """The active tab: a visible one (a window shows one tab; the others are hidden),
+    preferring one with focus, then the one Chrome says was active most recently."""
+    if not tabs_found:
+        return None
+    return min(tabs_found, key=lambda t: (not t.visible, not t.focused, t.recency))
+
+
+def in_active_tab(context: TaskContext, script: str) -> Any:
+    """Evaluate `script` (a JavaScript function) in the active tab (active()'s choice);
+    None without a running Chromium or an open tab."""
+    if context.devtools_port is None:
+        return None
+    from playwright.sync_api import Error, sync_playwright
+
+    try:
+        recency = _recency(context)
+    except (OSError, ValueError):
+        return None
+    with sync_playwright() as playwright:
+        try:
+            browser = playwright.chromium.connect_over_cdp(_endpoint(context), timeout=10_000)
+        except Error:
+            return None
+        pages = [
+            (page, _tab(browser_context, page, recency, content=False))
+            for browser_context in browser.contexts
+            for page in browser_context.pages
+            if not page.url.startswith(("devtools://", "chrome-extension://", "chrome://"))
+        ]
+        chosen = active([tab for _, tab in pages])
+        if chosen is None:
+            return None
+        return next(page for page, tab in pages if tab is chosen).evaluate(script)
 
 
 def page_info(context: TaskContext, url: str) -> dict[str, str] | None:
@@ -164,18 +221,21 @@ def page_info(context: TaskContext, url: str) -> dict[str, str] | None:
 
 
 def open_tabs(context: TaskContext, urls: Sequence[str]) -> None:
-    """Open each URL in a new tab (the task's Chromium started first when needed)."""
+    """Open each URL in a new tab of the task's Chromium window, in front, loaded (the
+    Chromium is started first when none runs)."""
     if context.devtools_port is None:
         start(context, urls=list(urls))
         return
     from playwright.sync_api import Error, sync_playwright
 
-    endpoint = f"http://127.0.0.1:{context.devtools_port}"
     with sync_playwright() as playwright:
         try:
-            browser = playwright.chromium.connect_over_cdp(endpoint, timeout=10_000)
+            browser = playwright.chromium.connect_over_cdp(_endpoint(context), timeout=10_000)
+            session = browser.new_browser_cdp_session()
             for url in urls:
-                page = browser.contexts[0].new_page()
-                page.goto(url, wait_until="load", timeout=30_000)
+                # A tab of the existing window (Playwright's new_page opens a window).
+                session.send("Target.createTarget", {"url": url, "newWindow": False})
+            for page in browser.contexts[0].pages:
+                page.wait_for_load_state("load", timeout=30_000)
         except Error as error:
             raise StepError(f"Chromium could not open {list(urls)}: {error.message}") from error

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import signal
 import sys
+from collections.abc import Coroutine
 from dataclasses import replace
 from importlib.metadata import version
 from pathlib import Path
@@ -94,10 +97,27 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        return asyncio.run(_run(args))
-    except KeyboardInterrupt:
+        return asyncio.run(_sigterm_cancels(_run(args)))
+    except (KeyboardInterrupt, asyncio.CancelledError):
         print("interrupted: finished runs are kept; --resume continues", file=sys.stderr)
         return ExitCode.CANCELLED
+
+
+async def _sigterm_cancels(work: Coroutine[Any, Any, int]) -> int:
+    """SIGTERM (`kill`) cancels the run as Ctrl-C does: sessions end, every environment
+    is closed (its apps, X server and HOME gone) and finished runs stay."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    try:
+        loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    except (NotImplementedError, RuntimeError):  # loops that take no signal handlers
+        return await work
+    try:
+        return await work
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGTERM)
 
 
 async def _run(args: argparse.Namespace) -> int:

@@ -16,12 +16,14 @@ from __future__ import annotations
 import itertools
 import shutil
 import tempfile
+import threading
 import time
 from pathlib import Path
 from types import TracebackType
 from typing import Self
 
 from holodesk.client.eval.tasks.context import TaskContext
+from holodesk.client.eval.tasks.model import Task
 from holodesk.client.eval.tasks.processes import OwnedProcesses
 from holodesk.client.eval.tasks.rollout import task_of
 from holodesk.client.eval.tasks.setup import run_steps
@@ -53,6 +55,10 @@ class TaskEnvironment:
         self._display: VirtualDisplay | None = None
         self._run_dir: Path | None = None
         self._context: TaskContext | None = None
+        # reset() runs in a worker thread that a cancelled run cannot stop: close()
+        # waits for it, so nothing it starts outlives the environment.
+        self._lock = threading.Lock()
+        self._closed = False
 
     @property
     def context(self) -> TaskContext:
@@ -66,7 +72,13 @@ class TaskEnvironment:
 
     def reset(self, task: RolloutTask) -> Backend:
         definition = task_of(task)
-        self._teardown()
+        with self._lock:
+            if self._closed:
+                raise RuntimeError(f"{self.name} is closed")
+            self._teardown()
+            return self._fresh(definition)
+
+    def _fresh(self, definition: Task) -> Backend:
         display = VirtualDisplay(self.width, self.height)
         self._display = display
         display.start()
@@ -123,7 +135,9 @@ class TaskEnvironment:
                     shutil.rmtree(run_dir, ignore_errors=True)
 
     def close(self) -> None:
-        self._teardown()
+        with self._lock:
+            self._closed = True
+            self._teardown()
 
     def __enter__(self) -> Self:
         self.start()
