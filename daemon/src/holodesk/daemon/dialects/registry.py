@@ -29,7 +29,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from holodesk.daemon.dialects import nemotron_tools
 from holodesk.daemon.dialects.base import OutputParser
 from holodesk.daemon.dialects.dialect import Dialect
 from holodesk.daemon.dialects.hdesktop import (
@@ -40,10 +39,11 @@ from holodesk.daemon.dialects.hdesktop import (
     HDesktopParser,
 )
 from holodesk.daemon.dialects.holo import HOLO, HOLO_1_5, HOLOTRON
+from holodesk.daemon.dialects.nemotron import NATIVE as NEMOTRON_NATIVE
+from holodesk.daemon.dialects.nemotron import NEMOTRON_TOOLS
 from holodesk.daemon.dialects.parsers import TEMPLATE_PARSERS, DialectConfigError, get_parser
 from holodesk.daemon.dialects.spec import DialectSpec
 from holodesk.daemon.dialects.tool_dialect import ToolCallParser, ToolDialect
-from holodesk.daemon.dialects.tool_specs import NEMOTRON_TOOLS
 from holodesk.daemon.dialects.uitars import UITARS, UITARS_1_0
 
 # Made once at import and read-only: a dialect of another family comes from a file
@@ -63,7 +63,7 @@ _BUILTIN: Mapping[str, DialectSpec] = MappingProxyType(
         )
     }
 )
-_TOOL_PARSERS = (ToolCallParser(nemotron_tools.FAMILY), ToolCallParser(NATIVE))
+_TOOL_PARSERS = (ToolCallParser(NEMOTRON_NATIVE), ToolCallParser(NATIVE))
 # Every output parser a dialect may name: the template dialects' and those built in code.
 PARSERS: Mapping[str, OutputParser] = MappingProxyType(
     {

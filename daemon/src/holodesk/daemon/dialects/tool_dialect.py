@@ -83,7 +83,7 @@ class CallEffect:
 @dataclass(frozen=True)
 class ToolFamily:
     """One format's tools, as data, and their meaning: four functions of the module
-    that defines the format (nemotron_tools.py, hdesktop_native.py), held as one value,
+    that defines the format (nemotron/native.py, hdesktop/native.py), held as one value,
     so a new format is a module and a `ToolFamily(...)`, never another class."""
 
     # The parser's registry name; also the dialect's default name.

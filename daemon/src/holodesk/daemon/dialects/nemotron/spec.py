@@ -1,21 +1,18 @@
-"""The built-in tool-calling dialects (tool_dialect.py) as data: `nemotron-tools`
-(NVIDIA's computer-use harness, nemotron_tools.py) and `hdesktop-tools` (H Company's
-desktop tools called natively, hdesktop_native.py).
-
-Both read the model's images as Holotron-12B (Nemotron-VL 512 px tiles), so either
-is a candidate format for the daemon's default model; a dialect file with
-`base = "nemotron-tools"` changes the resize for another checkpoint, and
-`tool_parser` names the vLLM tool-call parser its chat template's call syntax needs
-(hermes by default: <tool_call>{"name", "arguments"}</tool_call>; a
-Nemotron-3 checkpoint's template writes qwen3_coder's XML, for instance). Over the
-OpenAI API the server's own `--tool-call-parser` reads the calls instead.
+"""The `nemotron-tools` dialect as data: NVIDIA's harness's tools read on
+Holotron-12B's images (Nemotron-VL 512 px tiles), so it is a candidate format for
+the daemon's default model; a dialect file with `base = "nemotron-tools"` changes
+the resize for another checkpoint, and `tool_parser` names the vLLM tool-call parser
+its chat template's call syntax needs (hermes by default: <tool_call>{"name",
+"arguments"}</tool_call>; a Nemotron-3 checkpoint's template writes qwen3_coder's
+XML, for instance). Over the OpenAI API the server's own `--tool-call-parser` reads
+the calls instead.
 """
 
 from __future__ import annotations
 
 from holodesk.daemon.dialects.coords import CoordinateConvention
-from holodesk.daemon.dialects.holo import HOLOTRON
-from holodesk.daemon.dialects.nemotron_tools import NAME as NEMOTRON_TOOLS_PARSER
+from holodesk.daemon.dialects.holo.holotron import holotron_images
+from holodesk.daemon.dialects.nemotron.native import NAME
 from holodesk.daemon.dialects.spec import DialectSpec
 from holodesk.daemon.dialects.tool_prompt import TOOL_PROMPTS, TOOL_RULES
 from holodesk.daemon.dialects.values import KEY_ALIASES
@@ -42,12 +39,10 @@ NEMOTRON_TOOLS = DialectSpec(
     name="nemotron-tools",
     description="NVIDIA's computer-use harness format for Nemotron-family checkpoints as "
     "native tool calls: navigate, computer (a list of actions), tabs_create, tabs_focus, "
-    "terminate; [x, y] in 0-1; no side buttons, held keys or ask_user (nemotron_tools.py)",
-    parser=NEMOTRON_TOOLS_PARSER,
+    "terminate; [x, y] in 0-1; no side buttons, held keys or ask_user (dialects/nemotron)",
+    parser=NAME,
     coordinates=CoordinateConvention.UNIT,
-    resize=HOLOTRON.resize,
-    model_image_encoding=HOLOTRON.model_image_encoding,
-    frame=HOLOTRON.frame,
+    **holotron_images(),
     history_images=3,
     history_steps=32,
     history_style="turns",

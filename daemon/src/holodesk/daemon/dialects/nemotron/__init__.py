@@ -1,5 +1,5 @@
-"""The `nemotron-tools` family: NVIDIA's computer-use harness format for
-Nemotron-family checkpoints, as native function tools (tool_dialect.py).
+"""The Nemotron family: NVIDIA's computer-use harness format for Nemotron-family
+checkpoints, as native function tools (tool_dialect.py), dialect `nemotron-tools`.
 
 Facts from the harness as issue 16 states them: five tools, navigate (url, or
 "back"/"forward"), computer (a list of actions such as left_click, type, key_press,
@@ -29,21 +29,14 @@ Calls and the contract actions they become:
 What the tools cannot say is `GAPS` (the docs list it): side buttons, modifiers held
 for one click, a press or release alone, a held key, a drag other than a left one
 through two points, asking the person.
+
+The package: schema.py (the computer actions' and tools' schemas, the shared bounds),
+vocabulary.py (the tools and actions as words: readers, schemas, forms, and the
+gaps), render.py (actions -> the call, for the history), native.py (the ToolFamily),
+spec.py (`nemotron-tools`).
 """
 
-from __future__ import annotations
+from holodesk.daemon.dialects.nemotron.native import FAMILY as NATIVE
+from holodesk.daemon.dialects.nemotron.spec import NEMOTRON_TOOLS
 
-from holodesk.daemon.dialects.nemotron_calls import effect
-from holodesk.daemon.dialects.nemotron_render import call_of
-from holodesk.daemon.dialects.nemotron_schema import action_schemas, tools
-from holodesk.daemon.dialects.nemotron_space import GAPS, action_space
-from holodesk.daemon.dialects.tool_dialect import ToolFamily
-
-__all__ = ["FAMILY", "GAPS", "NAME", "action_schemas", "action_space", "call_of", "effect", "tools"]
-
-NAME = "nemotron_tools"
-
-# The family (tool_dialect.ToolFamily) of NVIDIA's computer-use harness: the specs are
-# nemotron_schema's, a call is read by nemotron_calls, an earlier step rendered back
-# by nemotron_render, the action space (forms, examples, gaps) is nemotron_space's.
-FAMILY = ToolFamily(NAME, tools, effect, call_of, action_space)
+__all__ = ["NATIVE", "NEMOTRON_TOOLS"]
