@@ -13,7 +13,7 @@ from holodesk.client import actions as a
 from holodesk.client.events import Ended, Held, Outcome, Started
 from holodesk.client.frames import DEFAULT_QUALITY, FramePatch, FrameSpec, SentFrame
 from holodesk.client.generation import Completion, Generation, PromptImage, Sampling, VersionSpan
-from holodesk.client.locations import Location
+from holodesk.client.locations import Location, LocationStatus, PolicyPinning
 from holodesk.platform.base import Backend, DisplayInfo, MouseButton, Region
 from holodesk.proto.limits import MAX_ACTIONS, REASON_CHARS, TEXT_CHARS, clip
 from holodesk.proto.v1 import action_pb2, agent_pb2, frame_pb2, geometry_pb2
@@ -390,6 +390,7 @@ def locate_request(
 
 def location_from_pb(location: agent_pb2.Location) -> Location:
     found = location.found and location.HasField("point")
+    status = _location_status(location.status, found)
     return Location(
         description=location.description,
         found=found,
@@ -397,7 +398,43 @@ def location_from_pb(location: agent_pb2.Location) -> Location:
         y=location.point.y if found else None,
         box=region_from_pb(location.box) if location.HasField("box") else None,
         raw_output=location.raw_output,
+        status=status,
     )
+
+
+def pinning_from_pb(pinning: agent_pb2.PolicyPinning) -> PolicyPinning:
+    sampling = None
+    if pinning.HasField("sampling"):
+        params = pinning.sampling
+        sampling = Sampling(
+            temperature=params.temperature if params.HasField("temperature") else None,
+            top_p=params.top_p if params.HasField("top_p") else None,
+            max_tokens=params.max_tokens if params.HasField("max_tokens") else None,
+            seed=params.seed if params.HasField("seed") else None,
+        )
+    return PolicyPinning(
+        policy=pinning.policy,
+        model=pinning.model,
+        engine=pinning.engine,
+        dialect=pinning.dialect,
+        prompt_hash=pinning.prompt_hash,
+        resize_rule=pinning.resize_rule,
+        coordinates=pinning.coordinates,
+        sampling=sampling,
+        policy_version=pinning.policy_version,
+        policy_version_label=pinning.policy_version_label,
+    )
+
+
+def _location_status(status: int, found: bool) -> LocationStatus:
+    if found:
+        return "found"
+    if status == agent_pb2.LOCATION_STATUS_ABSENT:
+        return "absent"
+    if status in (agent_pb2.LOCATION_STATUS_UNPARSEABLE, agent_pb2.LOCATION_STATUS_FOUND):
+        # FOUND without a point: nothing usable came back.
+        return "unparseable"
+    return "unreported"
 
 
 def reward_request(

@@ -19,7 +19,7 @@ from PIL import Image, UnidentifiedImageError
 
 from holodesk.client import convert
 from holodesk.client.frames import SentFrame
-from holodesk.client.locations import Location
+from holodesk.client.locations import Location, PolicyPinning
 from holodesk.platform.base import Region
 from holodesk.proto.v1 import agent_pb2_grpc
 from holodesk.values.encoding import ImageEncoding
@@ -51,6 +51,14 @@ def load_image(path: Path) -> LoadedImage:
     """The file as a frame: its own bytes when the daemon reads its format, else PNG."""
     try:
         data = path.read_bytes()
+    except OSError as error:
+        raise ImageError(f"cannot read {path} as an image: {error}") from error
+    return LoadedImage(path, image_frame(data, str(path)))
+
+
+def image_frame(data: bytes, name: str) -> SentFrame:
+    """Image bytes as a frame at their own size (`name` says which image in errors)."""
+    try:
         with Image.open(io.BytesIO(data)) as image:
             image.load()
             width, height = image.size
@@ -58,8 +66,8 @@ def load_image(path: Path) -> LoadedImage:
             if encoding is None:
                 encoding, data = ImageEncoding.PNG, _png(image)
     except (OSError, UnidentifiedImageError, Image.DecompressionBombError) as error:
-        raise ImageError(f"cannot read {path} as an image: {error}") from error
-    frame = SentFrame(
+        raise ImageError(f"cannot read {name} as an image: {error}") from error
+    return SentFrame(
         frame_id=uuid.uuid4().hex,
         width=width,
         height=height,
@@ -70,7 +78,6 @@ def load_image(path: Path) -> LoadedImage:
         scale_factor=1.0,
         captured_at=datetime.now(UTC),
     )
-    return LoadedImage(path, frame)
 
 
 def _png(image: Image.Image) -> bytes:
@@ -92,16 +99,39 @@ async def locate(
     """One Location per description, in order (AioRpcError when the daemon refuses)."""
     if batch < 1:
         raise ValueError(f"batch must be 1 or more, got {batch}")
-    stub = agent_pb2_grpc.AgentServiceStub(channel)
     found: list[Location] = []
     for start in range(0, len(descriptions), batch):
         chunk = descriptions[start : start + batch]
-        request = convert.locate_request(image.frame, chunk, policy)
-        response = await stub.Locate(request, timeout=timeout_s)
-        if len(response.locations) != len(chunk):
-            raise ValueError(
-                f"the daemon answered {len(response.locations)} locations "
-                f"for {len(chunk)} descriptions"
-            )
-        found.extend(convert.location_from_pb(x) for x in response.locations)
+        answer = await locate_frame(channel, image.frame, chunk, policy=policy, timeout_s=timeout_s)
+        found.extend(answer.locations)
     return found
+
+
+@dataclass(frozen=True)
+class LocateAnswer:
+    # One per description, in order.
+    locations: tuple[Location, ...]
+    # What answered (None: a daemon that does not say).
+    pinning: PolicyPinning | None
+
+
+async def locate_frame(
+    channel: grpc.aio.Channel,
+    frame: SentFrame,
+    descriptions: Sequence[str],
+    *,
+    policy: str = "",
+    timeout_s: float | None = None,
+) -> LocateAnswer:
+    """One Locate request (at most the daemon's 64 descriptions); AioRpcError when the
+    daemon refuses, ValueError when it answers the wrong number of locations."""
+    stub = agent_pb2_grpc.AgentServiceStub(channel)
+    request = convert.locate_request(frame, descriptions, policy)
+    response = await stub.Locate(request, timeout=timeout_s)
+    if len(response.locations) != len(descriptions):
+        raise ValueError(
+            f"the daemon answered {len(response.locations)} locations "
+            f"for {len(descriptions)} descriptions"
+        )
+    pinning = convert.pinning_from_pb(response.policy) if response.HasField("policy") else None
+    return LocateAnswer(tuple(convert.location_from_pb(x) for x in response.locations), pinning)

@@ -13,9 +13,10 @@ One package, a module per feature, each conversion beside its kind of message:
 delta frames in, a full frame out, FrameSpec), `actions` (actions out, results in
 and out), `generation` (sampling in, a step's generation out), `sessions`
 (SessionStart in; SessionStarted, SessionEnded, SessionInfo, a session's client and
-displays out), `locate` (a Location out), `trainer` (TrainerService's update mode
-and folders in, policy versions and updates out). Callers keep importing
-`holodesk.daemon.convert` and call `convert.NAME`: every public name is here.
+displays out), `locate` (a Location and a policy's pinning out), `trainer`
+(TrainerService's update mode and folders in, policy versions and updates out).
+Callers keep importing `holodesk.daemon.convert` and call `convert.NAME`: every
+public name is here.
 """
 
 from holodesk.daemon.convert.actions import (
@@ -36,7 +37,7 @@ from holodesk.daemon.convert.frames import (
 )
 from holodesk.daemon.convert.generation import generation_to_pb, sampling_from_pb
 from holodesk.daemon.convert.geometry import box_outward, point_to_pb, rect_from_pb, rect_to_pb
-from holodesk.daemon.convert.locate import location_to_pb
+from holodesk.daemon.convert.locate import location_to_pb, pinning_to_pb
 from holodesk.daemon.convert.sessions import (
     client_info_from_pb,
     client_info_to_pb,
@@ -78,6 +79,7 @@ __all__ = [
     "held_to_pb",
     "location_to_pb",
     "observation_from_pb",
+    "pinning_to_pb",
     "point_to_pb",
     "policy_version_to_pb",
     "rect_from_pb",

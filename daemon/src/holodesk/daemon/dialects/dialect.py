@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,6 +42,20 @@ class Dialect:
     @property
     def name(self) -> str:
         return self.spec.name
+
+    @functools.cached_property
+    def prompt_hash(self) -> str:
+        """ "sha256:<hex>" of what shapes the question and reads the answer: the spec
+        as canonical JSON (templates, parser, coordinate rules, resize, sampling; its
+        name and description left out, so a renamed copy hashes the same) and the
+        parser's schemas, which live in code. Equal hashes ask the model the same way."""
+        payload = {
+            "spec": self.spec.model_dump(mode="json", exclude={"name", "description"}),
+            "location_schema": self.parser.location_schema(self.spec),
+            "step_schema": self._step_schema,
+        }
+        text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
     def geometry(self, frame_size: Size) -> ImageGeometry:
         return ImageGeometry.for_frame(frame_size, self._resize, self.spec.coordinates)

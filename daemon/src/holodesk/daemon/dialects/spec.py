@@ -54,6 +54,18 @@ class ResizeSpec(BaseModel):
             raise ValueError("min_tiles is above max_tiles")
         return self
 
+    def rule_text(self) -> str:
+        """The rule as canonical text, only the fields its kind reads: what a run
+        manifest records ("tile(tile_size=512,max_tiles=12,...)")."""
+        fields: tuple[str, ...] = {
+            "smart": ("factor", "min_pixels", "max_pixels"),
+            "tile": ("tile_size", "max_tiles", "min_tiles", "thumbnail", "tokens_per_tile"),
+            "max_box": ("max_width", "max_height"),
+            "none": (),
+        }[self.kind]
+        values = ",".join(f"{name}={_text(getattr(self, name))}" for name in fields)
+        return f"{self.kind}({values})" if fields else self.kind
+
     def rule(self) -> ResizeRule:
         if self.kind == "smart":
             return SmartResize(self.factor, self.min_pixels, self.max_pixels)
@@ -294,3 +306,7 @@ def auto_block(history_images: int) -> int:
 def _round(value: float) -> int:
     """Half up (round() goes to even: 2.5 -> 2)."""
     return math.floor(value + 0.5)
+
+
+def _text(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)

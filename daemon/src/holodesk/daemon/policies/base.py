@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from holodesk.daemon.actions import ActionKind
+from holodesk.daemon.engines.base import SamplingParams
 from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
 from holodesk.daemon.generation import StepGeneration
 from holodesk.daemon.geometry import Box, Point, Size
@@ -43,6 +44,38 @@ class Location:
     point: Point | None = None
     box: Box | None = None
     raw_output: str = ""
+    # Not found because the policy says the target is not in the image (True), or
+    # because its answer could not be read as a location (False): an evaluation
+    # scores a refusal only by the first.
+    absent: bool = False
+
+
+@dataclass(frozen=True)
+class Pinning:
+    """What a policy's answers depend on besides the image and the description
+    (agent.proto's PolicyPinning): runs that record it can tell whether two of them
+    asked the same way. Empty strings: the policy has no such part."""
+
+    policy: str
+    model: str = ""
+    engine: str = ""
+    dialect: str = ""
+    # "sha256:<hex>" of what shapes the question and reads the answer.
+    prompt_hash: str = ""
+    resize_rule: str = ""
+    coordinates: str = ""
+    # How a Locate call samples (None: the policy does not sample).
+    sampling: SamplingParams | None = None
+    policy_version: int = 0
+    policy_version_label: str = ""
+
+
+@runtime_checkable
+class Pinned(Protocol):
+    """A policy that can say what its answers depend on (not every policy can: an
+    attached desktop answers nothing itself)."""
+
+    def pinning(self) -> Pinning: ...
 
 
 @runtime_checkable

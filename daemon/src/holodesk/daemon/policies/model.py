@@ -48,7 +48,7 @@ from holodesk.daemon.engines.weights import UpdatableEngine
 from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
 from holodesk.daemon.generation import Completion, PromptImageRef, Sampling, StepGeneration
 from holodesk.daemon.geometry import Size
-from holodesk.daemon.policies.base import Decision, Location
+from holodesk.daemon.policies.base import Decision, Location, Pinning
 from holodesk.daemon.policies.image_cache import ModelImageCache
 from holodesk.daemon.steps import StepContext
 
@@ -202,6 +202,24 @@ class ModelPolicy:
         reason = f"model output unparseable after {attempts} attempt(s): {error.message}"
         return Decision(
             (Fail(reason),), raw_output=text, attempts=attempts, generation=record.generation()
+        )
+
+    def pinning(self) -> Pinning:
+        """The model, dialect (and its prompt hash), resize rule and Locate's sampling."""
+        version = self.engine.policy_version if isinstance(self.engine, UpdatableEngine) else None
+        spec = self.dialect.spec
+        return Pinning(
+            policy=self.name,
+            # Engines name their model differently; each that has one calls it `model`.
+            model=str(getattr(self.engine, "model", "") or ""),
+            engine=self.engine.name,
+            dialect=self.dialect.name,
+            prompt_hash=self.dialect.prompt_hash,
+            resize_rule=spec.resize.rule_text(),
+            coordinates=spec.coordinates.value,
+            sampling=self.dialect.sampling(),
+            policy_version=0 if version is None else version.number,
+            policy_version_label="" if version is None else version.label,
         )
 
     async def locate(

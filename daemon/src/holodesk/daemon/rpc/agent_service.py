@@ -17,6 +17,7 @@ from holodesk.daemon.errors import (
     Unavailable,
 )
 from holodesk.daemon.frames import validate_frame
+from holodesk.daemon.policies.base import Pinned
 from holodesk.daemon.policies.catalog import PolicyCatalog
 from holodesk.daemon.principals import Role
 from holodesk.daemon.rpc.auth import current_principal
@@ -80,7 +81,12 @@ class AgentService(agent_pb2_grpc.AgentServiceServicer):
             raise DeadlineExceeded(
                 f"the policy did not locate within {timeout:g} s (step timeout)"
             ) from None
-        return agent_pb2.LocateResponse(locations=[convert.location_to_pb(x) for x in locations])
+        response = agent_pb2.LocateResponse(
+            locations=[convert.location_to_pb(x) for x in locations]
+        )
+        if isinstance(policy, Pinned):
+            response.policy.CopyFrom(convert.pinning_to_pb(policy.pinning()))
+        return response
 
     async def ReportReward(  # noqa: N802
         self, request: agent_pb2.ReportRewardRequest, context: Any

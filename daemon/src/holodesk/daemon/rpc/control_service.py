@@ -10,6 +10,7 @@ from google.protobuf.message import Message
 
 from holodesk.daemon import convert
 from holodesk.daemon.errors import InvalidArgument
+from holodesk.daemon.policies.base import Pinned, Policy
 from holodesk.daemon.policies.catalog import PolicyCatalog
 from holodesk.daemon.session.registry import SessionRegistry
 from holodesk.proto.limits import REASON_CHARS, clip
@@ -81,12 +82,18 @@ class ControlService(control_pb2_grpc.ControlServiceServicer):
         return control_pb2.GetServerInfoResponse(
             version=daemon_version(),
             default_policy=self._catalog.default,
-            policies=[
-                control_pb2.PolicyInfo(name=p.name, description=p.description, ready=p.ready)
-                for p in self._catalog.policies
-            ],
+            policies=[_policy_info(p) for p in self._catalog.policies],
             active_sessions=len(self._registry),
             max_message_bytes=self._max_message_bytes,
             started_at=convert.timestamp_to_pb(self._started_at),
             now=convert.timestamp_to_pb(datetime.now(UTC)),
         )
+
+
+def _policy_info(policy: Policy) -> control_pb2.PolicyInfo:
+    info = control_pb2.PolicyInfo(
+        name=policy.name, description=policy.description, ready=policy.ready
+    )
+    if isinstance(policy, Pinned):
+        info.pinning.CopyFrom(convert.pinning_to_pb(policy.pinning()))
+    return info

@@ -74,6 +74,43 @@ SESSION_OUTCOME_TIME_LIMIT: SessionOutcome.ValueType  # 5
 """The session's time limit was reached before the task was done."""
 Global___SessionOutcome: _TypeAlias = SessionOutcome  # noqa: Y015
 
+class _LocationStatus:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _LocationStatusEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_LocationStatus.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    LOCATION_STATUS_UNSPECIFIED: _LocationStatus.ValueType  # 0
+    """A daemon older than this field: read `found` alone (not found may then mean
+    either ABSENT or UNPARSEABLE).
+    """
+    LOCATION_STATUS_FOUND: _LocationStatus.ValueType  # 1
+    LOCATION_STATUS_ABSENT: _LocationStatus.ValueType  # 2
+    """The policy read the image and says the target is not in it (the OCR policy:
+    no text matched the description).
+    """
+    LOCATION_STATUS_UNPARSEABLE: _LocationStatus.ValueType  # 3
+    """The policy answered, but not as a location the daemon could read (a model's
+    output its dialect cannot parse); raw_output holds the answer.
+    """
+
+class LocationStatus(_LocationStatus, metaclass=_LocationStatusEnumTypeWrapper): ...
+
+LOCATION_STATUS_UNSPECIFIED: LocationStatus.ValueType  # 0
+"""A daemon older than this field: read `found` alone (not found may then mean
+either ABSENT or UNPARSEABLE).
+"""
+LOCATION_STATUS_FOUND: LocationStatus.ValueType  # 1
+LOCATION_STATUS_ABSENT: LocationStatus.ValueType  # 2
+"""The policy read the image and says the target is not in it (the OCR policy:
+no text matched the description).
+"""
+LOCATION_STATUS_UNPARSEABLE: LocationStatus.ValueType  # 3
+"""The policy answered, but not as a location the daemon could read (a model's
+output its dialect cannot parse); raw_output holds the answer.
+"""
+Global___LocationStatus: _TypeAlias = LocationStatus  # noqa: Y015
+
 @_typing.final
 class ClientInfo(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
@@ -867,12 +904,18 @@ class Location(_message.Message):
     POINT_FIELD_NUMBER: _builtins.int
     BOX_FIELD_NUMBER: _builtins.int
     RAW_OUTPUT_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
     description: _builtins.str
     """Limit: 4096 characters."""
     found: _builtins.bool
     raw_output: _builtins.str
     """Raw policy output, for annotation audits.
     Limit: 262144 characters.
+    """
+    status: Global___LocationStatus.ValueType
+    """Why found is false: the policy said the target is absent, or its answer could
+    not be read as a location. Evaluations score the two differently (a benchmark's
+    refusal samples are hit only by "absent").
     """
     @_builtins.property
     def point(self) -> _geometry_pb2.Point:
@@ -890,10 +933,11 @@ class Location(_message.Message):
         point: _geometry_pb2.Point | None = ...,
         box: _geometry_pb2.Rect | None = ...,
         raw_output: _builtins.str = ...,
+        status: Global___LocationStatus.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["box", b"box", "point", b"point"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["box", b"box", "description", b"description", "found", b"found", "point", b"point", "raw_output", b"raw_output"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["box", b"box", "description", b"description", "found", b"found", "point", b"point", "raw_output", b"raw_output", "status", b"status"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -904,21 +948,116 @@ class LocateResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     LOCATIONS_FIELD_NUMBER: _builtins.int
+    POLICY_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def locations(self) -> _containers.RepeatedCompositeFieldContainer[Global___Location]:
         """One per description, in order.
         Limit: 64 entries.
         """
 
+    @_builtins.property
+    def policy(self) -> Global___PolicyPinning:
+        """What answered: the policy and everything its answers depend on, so a run that
+        records it (holodesk eval's manifest) can tell when two runs asked the same way.
+        """
+
     def __init__(
         self,
         *,
         locations: _abc.Iterable[Global___Location] | None = ...,
+        policy: Global___PolicyPinning | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["policy", b"policy"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["locations", b"locations"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["locations", b"locations", "policy", b"policy"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___LocateResponse: _TypeAlias = LocateResponse  # noqa: Y015
+
+@_typing.final
+class PolicyPinning(_message.Message):
+    """What a policy's answers depend on besides the image and the description: the model,
+    how it is asked (dialect and its prompt), how the image is resized for it, and how
+    it samples. Empty fields: the policy has no such part (the OCR policy has no dialect).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POLICY_FIELD_NUMBER: _builtins.int
+    MODEL_FIELD_NUMBER: _builtins.int
+    ENGINE_FIELD_NUMBER: _builtins.int
+    DIALECT_FIELD_NUMBER: _builtins.int
+    PROMPT_HASH_FIELD_NUMBER: _builtins.int
+    RESIZE_RULE_FIELD_NUMBER: _builtins.int
+    COORDINATES_FIELD_NUMBER: _builtins.int
+    SAMPLING_FIELD_NUMBER: _builtins.int
+    POLICY_VERSION_FIELD_NUMBER: _builtins.int
+    POLICY_VERSION_LABEL_FIELD_NUMBER: _builtins.int
+    policy: _builtins.str
+    """The policy's name in this daemon.
+    Limit: 256 characters.
+    """
+    model: _builtins.str
+    """The model: a Hugging Face id or a folder; for the OCR policy, its OCR engine
+    and version ("tesseract 5.3.0").
+    Limit: 256 characters.
+    """
+    engine: _builtins.str
+    """The engine that runs it: "vllm", "openai", "transformers", "ocr" ...
+    Limit: 256 characters.
+    """
+    dialect: _builtins.str
+    """The dialect's name ("holotron", "holo2" ...).
+    Limit: 256 characters.
+    """
+    prompt_hash: _builtins.str
+    """"sha256:<hex>" of everything that shapes the question and reads the answer: the
+    dialect's spec as canonical JSON (prompt templates, parser, schemas, coordinate
+    rules, resize, sampling), its name and description left out; for the OCR policy,
+    its reader and matching settings. Equal hashes ask the same way.
+    Limit: 256 characters.
+    """
+    resize_rule: _builtins.str
+    """The resize rule from a frame to the image the model sees, as canonical text:
+    "tile(tile_size=512,max_tiles=12,min_tiles=1,thumbnail=true,tokens_per_tile=256)",
+    "smart(factor=28,min_pixels=3136,max_pixels=1003520)", "none".
+    Limit: 256 characters.
+    """
+    coordinates: _builtins.str
+    """The coordinate convention the model answers in ("normalized_1000" ...).
+    Limit: 256 characters.
+    """
+    policy_version: _builtins.int
+    """The served weights' version and label where the engine can be updated
+    (trainer.proto's PolicyVersion); 0 and empty otherwise.
+    """
+    policy_version_label: _builtins.str
+    """Limit: 256 characters."""
+    @_builtins.property
+    def sampling(self) -> Global___SamplingParams:
+        """How a Locate call samples (temperature, top_p, seed, max_tokens; unset: the
+        policy does not sample).
+        """
+
+    def __init__(
+        self,
+        *,
+        policy: _builtins.str = ...,
+        model: _builtins.str = ...,
+        engine: _builtins.str = ...,
+        dialect: _builtins.str = ...,
+        prompt_hash: _builtins.str = ...,
+        resize_rule: _builtins.str = ...,
+        coordinates: _builtins.str = ...,
+        sampling: Global___SamplingParams | None = ...,
+        policy_version: _builtins.int = ...,
+        policy_version_label: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["sampling", b"sampling"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["coordinates", b"coordinates", "dialect", b"dialect", "engine", b"engine", "model", b"model", "policy", b"policy", "policy_version", b"policy_version", "policy_version_label", b"policy_version_label", "prompt_hash", b"prompt_hash", "resize_rule", b"resize_rule", "sampling", b"sampling"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PolicyPinning: _TypeAlias = PolicyPinning  # noqa: Y015

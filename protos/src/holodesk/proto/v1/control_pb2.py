@@ -23,41 +23,42 @@ _sym_db = _symbol_database.Default()
 
 
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
+from holodesk.proto.v1 import agent_pb2 as holodesk_dot_v1_dot_agent__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19holodesk/v1/control.proto\x12\x0bholodesk.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf9\x01\n\x0bSessionInfo\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\t\x12(\n\x05state\x18\x03 \x01(\x0e\x32\x19.holodesk.v1.SessionState\x12\x0c\n\x04step\x18\x04 \x01(\r\x12\x11\n\tmax_steps\x18\x05 \x01(\r\x12\x0e\n\x06policy\x18\x06 \x01(\t\x12\x17\n\x0f\x63lient_hostname\x18\x07 \x01(\t\x12\x11\n\tclient_os\x18\x08 \x01(\t\x12.\n\nstarted_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x11\n\tprincipal\x18\n \x01(\t\"\x15\n\x13ListSessionsRequest\"B\n\x14ListSessionsResponse\x12*\n\x08sessions\x18\x01 \x03(\x0b\x32\x18.holodesk.v1.SessionInfo\")\n\x13PauseSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\"A\n\x14PauseSessionResponse\x12)\n\x07session\x18\x01 \x01(\x0b\x32\x18.holodesk.v1.SessionInfo\"8\n\x14ResumeSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0c\n\x04note\x18\x02 \x01(\t\"B\n\x15ResumeSessionResponse\x12)\n\x07session\x18\x01 \x01(\x0b\x32\x18.holodesk.v1.SessionInfo\":\n\x14\x43\x61ncelSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"B\n\x15\x43\x61ncelSessionResponse\x12)\n\x07session\x18\x01 \x01(\x0b\x32\x18.holodesk.v1.SessionInfo\"\x16\n\x14GetServerInfoRequest\">\n\nPolicyInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\r\n\x05ready\x18\x03 \x01(\x08\"\xf8\x01\n\x15GetServerInfoResponse\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\x16\n\x0e\x64\x65\x66\x61ult_policy\x18\x02 \x01(\t\x12)\n\x08policies\x18\x03 \x03(\x0b\x32\x17.holodesk.v1.PolicyInfo\x12\x17\n\x0f\x61\x63tive_sessions\x18\x04 \x01(\r\x12\x19\n\x11max_message_bytes\x18\x05 \x01(\x04\x12.\n\nstarted_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\'\n\x03now\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp*\xbe\x01\n\x0cSessionState\x12\x1d\n\x19SESSION_STATE_UNSPECIFIED\x10\x00\x12$\n SESSION_STATE_WAITING_FOR_CLIENT\x10\x01\x12\x1a\n\x16SESSION_STATE_THINKING\x10\x02\x12\x18\n\x14SESSION_STATE_PAUSED\x10\x03\x12\x17\n\x13SESSION_STATE_ENDED\x10\x04\x12\x1a\n\x16SESSION_STATE_DETACHED\x10\x05\x32\xc2\x03\n\x0e\x43ontrolService\x12S\n\x0cListSessions\x12 .holodesk.v1.ListSessionsRequest\x1a!.holodesk.v1.ListSessionsResponse\x12S\n\x0cPauseSession\x12 .holodesk.v1.PauseSessionRequest\x1a!.holodesk.v1.PauseSessionResponse\x12V\n\rResumeSession\x12!.holodesk.v1.ResumeSessionRequest\x1a\".holodesk.v1.ResumeSessionResponse\x12V\n\rCancelSession\x12!.holodesk.v1.CancelSessionRequest\x1a\".holodesk.v1.CancelSessionResponse\x12V\n\rGetServerInfo\x12!.holodesk.v1.GetServerInfoRequest\x1a\".holodesk.v1.GetServerInfoResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19holodesk/v1/control.proto\x12\x0bholodesk.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17holodesk/v1/agent.proto\"\xf9\x01\n\x0bSessionInfo\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\t\x12(\n\x05state\x18\x03 \x01(\x0e\x32\x19.holodesk.v1.SessionState\x12\x0c\n\x04step\x18\x04 \x01(\r\x12\x11\n\tmax_steps\x18\x05 \x01(\r\x12\x0e\n\x06policy\x18\x06 \x01(\t\x12\x17\n\x0f\x63lient_hostname\x18\x07 \x01(\t\x12\x11\n\tclient_os\x18\x08 \x01(\t\x12.\n\nstarted_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x11\n\tprincipal\x18\n \x01(\t\"\x15\n\x13ListSessionsRequest\"B\n\x14ListSessionsResponse\x12*\n\x08sessions\x18\x01 \x03(\x0b\x32\x18.holodesk.v1.SessionInfo\")\n\x13PauseSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\"A\n\x14PauseSessionResponse\x12)\n\x07session\x18\x01 \x01(\x0b\x32\x18.holodesk.v1.SessionInfo\"8\n\x14ResumeSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0c\n\x04note\x18\x02 \x01(\t\"B\n\x15ResumeSessionResponse\x12)\n\x07session\x18\x01 \x01(\x0b\x32\x18.holodesk.v1.SessionInfo\":\n\x14\x43\x61ncelSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"B\n\x15\x43\x61ncelSessionResponse\x12)\n\x07session\x18\x01 \x01(\x0b\x32\x18.holodesk.v1.SessionInfo\"\x16\n\x14GetServerInfoRequest\"k\n\nPolicyInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\r\n\x05ready\x18\x03 \x01(\x08\x12+\n\x07pinning\x18\x04 \x01(\x0b\x32\x1a.holodesk.v1.PolicyPinning\"\xf8\x01\n\x15GetServerInfoResponse\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\x16\n\x0e\x64\x65\x66\x61ult_policy\x18\x02 \x01(\t\x12)\n\x08policies\x18\x03 \x03(\x0b\x32\x17.holodesk.v1.PolicyInfo\x12\x17\n\x0f\x61\x63tive_sessions\x18\x04 \x01(\r\x12\x19\n\x11max_message_bytes\x18\x05 \x01(\x04\x12.\n\nstarted_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\'\n\x03now\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp*\xbe\x01\n\x0cSessionState\x12\x1d\n\x19SESSION_STATE_UNSPECIFIED\x10\x00\x12$\n SESSION_STATE_WAITING_FOR_CLIENT\x10\x01\x12\x1a\n\x16SESSION_STATE_THINKING\x10\x02\x12\x18\n\x14SESSION_STATE_PAUSED\x10\x03\x12\x17\n\x13SESSION_STATE_ENDED\x10\x04\x12\x1a\n\x16SESSION_STATE_DETACHED\x10\x05\x32\xc2\x03\n\x0e\x43ontrolService\x12S\n\x0cListSessions\x12 .holodesk.v1.ListSessionsRequest\x1a!.holodesk.v1.ListSessionsResponse\x12S\n\x0cPauseSession\x12 .holodesk.v1.PauseSessionRequest\x1a!.holodesk.v1.PauseSessionResponse\x12V\n\rResumeSession\x12!.holodesk.v1.ResumeSessionRequest\x1a\".holodesk.v1.ResumeSessionResponse\x12V\n\rCancelSession\x12!.holodesk.v1.CancelSessionRequest\x1a\".holodesk.v1.CancelSessionResponse\x12V\n\rGetServerInfo\x12!.holodesk.v1.GetServerInfoRequest\x1a\".holodesk.v1.GetServerInfoResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'holodesk.proto.v1.control_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SESSIONSTATE']._serialized_start=1122
-  _globals['_SESSIONSTATE']._serialized_end=1312
-  _globals['_SESSIONINFO']._serialized_start=76
-  _globals['_SESSIONINFO']._serialized_end=325
-  _globals['_LISTSESSIONSREQUEST']._serialized_start=327
-  _globals['_LISTSESSIONSREQUEST']._serialized_end=348
-  _globals['_LISTSESSIONSRESPONSE']._serialized_start=350
-  _globals['_LISTSESSIONSRESPONSE']._serialized_end=416
-  _globals['_PAUSESESSIONREQUEST']._serialized_start=418
-  _globals['_PAUSESESSIONREQUEST']._serialized_end=459
-  _globals['_PAUSESESSIONRESPONSE']._serialized_start=461
-  _globals['_PAUSESESSIONRESPONSE']._serialized_end=526
-  _globals['_RESUMESESSIONREQUEST']._serialized_start=528
-  _globals['_RESUMESESSIONREQUEST']._serialized_end=584
-  _globals['_RESUMESESSIONRESPONSE']._serialized_start=586
-  _globals['_RESUMESESSIONRESPONSE']._serialized_end=652
-  _globals['_CANCELSESSIONREQUEST']._serialized_start=654
-  _globals['_CANCELSESSIONREQUEST']._serialized_end=712
-  _globals['_CANCELSESSIONRESPONSE']._serialized_start=714
-  _globals['_CANCELSESSIONRESPONSE']._serialized_end=780
-  _globals['_GETSERVERINFOREQUEST']._serialized_start=782
-  _globals['_GETSERVERINFOREQUEST']._serialized_end=804
-  _globals['_POLICYINFO']._serialized_start=806
-  _globals['_POLICYINFO']._serialized_end=868
-  _globals['_GETSERVERINFORESPONSE']._serialized_start=871
-  _globals['_GETSERVERINFORESPONSE']._serialized_end=1119
-  _globals['_CONTROLSERVICE']._serialized_start=1315
-  _globals['_CONTROLSERVICE']._serialized_end=1765
+  _globals['_SESSIONSTATE']._serialized_start=1192
+  _globals['_SESSIONSTATE']._serialized_end=1382
+  _globals['_SESSIONINFO']._serialized_start=101
+  _globals['_SESSIONINFO']._serialized_end=350
+  _globals['_LISTSESSIONSREQUEST']._serialized_start=352
+  _globals['_LISTSESSIONSREQUEST']._serialized_end=373
+  _globals['_LISTSESSIONSRESPONSE']._serialized_start=375
+  _globals['_LISTSESSIONSRESPONSE']._serialized_end=441
+  _globals['_PAUSESESSIONREQUEST']._serialized_start=443
+  _globals['_PAUSESESSIONREQUEST']._serialized_end=484
+  _globals['_PAUSESESSIONRESPONSE']._serialized_start=486
+  _globals['_PAUSESESSIONRESPONSE']._serialized_end=551
+  _globals['_RESUMESESSIONREQUEST']._serialized_start=553
+  _globals['_RESUMESESSIONREQUEST']._serialized_end=609
+  _globals['_RESUMESESSIONRESPONSE']._serialized_start=611
+  _globals['_RESUMESESSIONRESPONSE']._serialized_end=677
+  _globals['_CANCELSESSIONREQUEST']._serialized_start=679
+  _globals['_CANCELSESSIONREQUEST']._serialized_end=737
+  _globals['_CANCELSESSIONRESPONSE']._serialized_start=739
+  _globals['_CANCELSESSIONRESPONSE']._serialized_end=805
+  _globals['_GETSERVERINFOREQUEST']._serialized_start=807
+  _globals['_GETSERVERINFOREQUEST']._serialized_end=829
+  _globals['_POLICYINFO']._serialized_start=831
+  _globals['_POLICYINFO']._serialized_end=938
+  _globals['_GETSERVERINFORESPONSE']._serialized_start=941
+  _globals['_GETSERVERINFORESPONSE']._serialized_end=1189
+  _globals['_CONTROLSERVICE']._serialized_start=1385
+  _globals['_CONTROLSERVICE']._serialized_end=1835
 # @@protoc_insertion_point(module_scope)

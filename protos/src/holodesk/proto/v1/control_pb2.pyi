@@ -9,6 +9,7 @@ from google.protobuf import message as _message
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from holodesk.proto.v1 import agent_pb2 as _agent_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -304,21 +305,29 @@ class PolicyInfo(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     DESCRIPTION_FIELD_NUMBER: _builtins.int
     READY_FIELD_NUMBER: _builtins.int
+    PINNING_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """Limit: 256 characters."""
     description: _builtins.str
     """Limit: 4096 characters."""
     ready: _builtins.bool
+    @_builtins.property
+    def pinning(self) -> _agent_pb2.PolicyPinning:
+        """What its answers depend on (model, dialect and prompt hash, resize, sampling),
+        as Locate reports it; unset for a policy that does not say (an attached desktop).
+        """
+
     def __init__(
         self,
         *,
         name: _builtins.str = ...,
         description: _builtins.str = ...,
         ready: _builtins.bool = ...,
+        pinning: _agent_pb2.PolicyPinning | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["pinning", b"pinning"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "name", b"name", "ready", b"ready"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "name", b"name", "pinning", b"pinning", "ready", b"ready"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -9,12 +9,13 @@ answers get. Stateless across steps: progress lives in the history's notes.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import shutil
 import subprocess
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import TypeVar
 
 from PIL import Image
@@ -25,7 +26,7 @@ from holodesk.daemon.dialects import Dialect, DialectParseError, get_dialect
 from holodesk.daemon.dialects.coords import CoordinateConvention
 from holodesk.daemon.frames import EncodedFrame, FrameSpec, ImageEncoding
 from holodesk.daemon.geometry import Box, Point, Size
-from holodesk.daemon.policies.base import Decision, Location
+from holodesk.daemon.policies.base import Decision, Location, Pinning
 from holodesk.daemon.policies.ocr.matching import find_text
 from holodesk.daemon.policies.ocr.planner import PlannerConfig, plan
 from holodesk.daemon.policies.ocr.progress import progress_from_history
@@ -94,6 +95,8 @@ class OcrPolicy:
             )
         self._slots = asyncio.Semaphore(max(1, self.config.max_concurrent))
         self._ready = False
+        # What `tesseract --version` says first ("tesseract 5.3.0"), once started.
+        self._tesseract = "tesseract"
 
     @property
     def ready(self) -> bool:
@@ -112,8 +115,27 @@ class OcrPolicy:
         return FrameSpec(max_width=1920, max_height=1920, encoding=encoding, quality=95)
 
     async def start(self) -> None:
-        await asyncio.to_thread(check_tesseract, self.config.reader.tesseract)
+        self._tesseract = await asyncio.to_thread(check_tesseract, self.config.reader.tesseract)
         self._ready = True
+
+    def pinning(self) -> Pinning:
+        """Tesseract's version as the model; the reader's and matcher's settings as the
+        prompt (what decides which text is read and which matches); no resize, no
+        sampling."""
+        reader = asdict(self.config.reader)
+        # How it runs, not what it reads.
+        for name in ("command", "timeout_s", "threads"):
+            reader["tesseract"].pop(name, None)
+        settings = {"reader": reader, "match_threshold": self.config.planner.match_threshold}
+        text = json.dumps(settings, sort_keys=True, separators=(",", ":"))
+        return Pinning(
+            policy=self.name,
+            model=self._tesseract,
+            engine="ocr",
+            prompt_hash="sha256:" + hashlib.sha256(text.encode()).hexdigest(),
+            resize_rule="none",
+            coordinates="pixels",
+        )
 
     async def decide(self, context: StepContext) -> Decision:
         progress = progress_from_history(context.history)
@@ -144,7 +166,9 @@ class OcrPolicy:
         for description in descriptions:
             match = find_text(description, words, threshold)
             if match is None:
-                locations.append(Location(description, found=False))
+                # It read the whole image and no text matches: its way of saying the
+                # target is not there (not an answer it failed to read).
+                locations.append(Location(description, found=False, absent=True))
                 continue
             left, top, right, bottom = match.box
             x, y = match.center
@@ -175,17 +199,21 @@ def create_ocr_policy(options: Mapping[str, str]) -> OcrPolicy:
     return OcrPolicy(OcrPolicyConfig.from_options(options))
 
 
-def check_tesseract(config: TesseractConfig) -> None:
-    """Raise TesseractNotFoundError, with how to install it, unless it runs."""
+def check_tesseract(config: TesseractConfig) -> str:
+    """Tesseract's version line ("tesseract 5.3.0"); TesseractNotFoundError, with how to
+    install it, unless it runs."""
     command = shutil.which(config.command)
     if command is None:
         raise TesseractNotFoundError(f"{config.command!r} was not found on PATH; {INSTALL_HINT}")
     try:
-        subprocess.run(
+        done = subprocess.run(
             [command, "--version"], capture_output=True, timeout=config.timeout_s, check=True
         )
     except (OSError, subprocess.SubprocessError) as exc:
         raise TesseractNotFoundError(f"{command} does not run ({exc}); {INSTALL_HINT}") from exc
+    # Older versions print it on stderr.
+    lines = (done.stdout or done.stderr).decode(errors="replace").splitlines()
+    return lines[0].strip() if lines and lines[0].strip() else "tesseract"
 
 
 def _decode(frame: EncodedFrame) -> Image.Image:
