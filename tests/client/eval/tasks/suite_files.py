@@ -65,12 +65,13 @@ def chrome_task(task_id: str, **changes: Any) -> dict[str, Any]:
             },
             {
                 "type": "launch",
-                "parameters": {
-                    "command": ["socat", "tcp-listen:9222,fork", "tcp:localhost:1337"]
-                },
+                "parameters": {"command": ["socat", "tcp-listen:9222,fork", "tcp:localhost:1337"]},
             },
             {"type": "chrome_open_tabs", "parameters": {"urls_to_open": ["file:///tmp/x.html"]}},
-            {"type": "activate_window", "parameters": {"window_name": "Chromium", "by_class": True}},
+            {
+                "type": "activate_window",
+                "parameters": {"window_name": "Chromium", "by_class": True},
+            },
         ],
         "related_apps": ["chrome"],
         "evaluator": {

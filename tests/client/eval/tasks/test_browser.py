@@ -70,9 +70,11 @@ def test_tabs_are_read_in_place_and_follow_the_user(tmp_path: Path) -> None:
         ]
         assert GETTERS["active_url_from_accessTree"].fetch(context, {}) == second
         info = GETTERS["active_tab_info"].fetch(context, {})
-        assert info["title"] == "Second page" and "Second page body" in info["content"]
+        assert info["title"] == "Second page"
+        assert "Second page body" in info["content"]
         page = GETTERS["page_info"].fetch(context, {"url": first})
-        assert page["title"] == "First page" and page["url"] == first
+        assert page["title"] == "First page"
+        assert page["url"] == first
         assert evaluate(expects_first, context, failed_on_purpose=False).score == 0.0
 
         # The user switches to the first tab (Ctrl+1 on the display): the getters follow.

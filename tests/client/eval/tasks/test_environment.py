@@ -89,7 +89,8 @@ def test_every_task_gets_a_fresh_desktop_and_leaves_nothing_behind(tmp_path: Pat
 
         environment.reset(rollout_task(second)).close()
         fresh = environment.context
-        assert fresh.home != home and not home.exists()
+        assert fresh.home != home
+        assert not home.exists()
         assert list(fresh.home.iterdir()) == []
         assert fresh.bus != first_bus
         assert not _windows(fresh.display, "xterm")  # a new X server: no old window
@@ -108,9 +109,11 @@ def test_a_failing_step_names_the_task_and_the_step(tmp_path: Path) -> None:
             {"type": "launch", "parameters": {"command": ["no-such-app-here", "--x"]}},
         ],
     )
-    with TaskEnvironment(width=640, height=480, workdir=tmp_path) as environment:
-        with pytest.raises(SetupError) as raised:
-            environment.reset(rollout_task(task))
+    with (
+        TaskEnvironment(width=640, height=480, workdir=tmp_path) as environment,
+        pytest.raises(SetupError) as raised,
+    ):
+        environment.reset(rollout_task(task))
     assert str(raised.value) == (
         "task broken: config step 2 (launch) failed: 'no-such-app-here' is not installed "
         "(not found on PATH)"

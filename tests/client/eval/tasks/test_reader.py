@@ -41,12 +41,16 @@ def test_osworld_layout_is_read_with_every_field(tmp_path: Path) -> None:
     assert [s.type for s in os_one.config] == ["execute", "sleep"]
     assert os_one.config[0].parameters["command"] == ["mkdir", "-p", "/home/user/Desktop"]
     call = os_one.evaluator.calls[0]
-    assert os_one.evaluator.single and call.func == "exact_match"
-    assert call.result is not None and call.result.type == "vm_command_line"
+    assert os_one.evaluator.single
+    assert call.func == "exact_match"
+    assert call.result is not None
+    assert call.result.type == "vm_command_line"
     assert call.result.config == {"command": "cat ~/out.txt", "shell": True}
-    assert call.expected is not None and call.expected.config["rules"] == {"expected": "done\n"}
+    assert call.expected is not None
+    assert call.expected.config["rules"] == {"expected": "done\n"}
     assert os_one.raw["possibility_of_env_change"] == "low"
-    assert os_one.raw["related_apps"] == ["os"] and os_one.raw["snapshot"] == "os"
+    assert os_one.raw["related_apps"] == ["os"]
+    assert os_one.raw["snapshot"] == "os"
     assert os_one.ocr_instruction is None
     assert [s.type for s in chrome.config] == [
         "launch",
@@ -75,10 +79,13 @@ def test_list_evaluators_keep_nulls_options_and_conj(tmp_path: Path) -> None:
     write_suite(tmp_path, {"os": [task]})
     (only,) = read_suite(tmp_path).tasks
     calls = only.evaluator.calls
-    assert not only.evaluator.single and only.evaluator.conj == "or"
+    assert not only.evaluator.single
+    assert only.evaluator.conj == "or"
     assert [c.func for c in calls] == ["check_include_exclude", "compare_text_file"]
-    assert calls[0].options == {} and calls[1].options == {"ignore_blanks": True}
-    assert calls[1].expected is not None and calls[1].expected.type == "cloud_file"
+    assert calls[0].options == {}
+    assert calls[1].options == {"ignore_blanks": True}
+    assert calls[1].expected is not None
+    assert calls[1].expected.type == "cloud_file"
     assert [s.type for s in only.evaluator.postconfig] == ["sleep"]
     assert only.instruction_for("ocr_instruction") == 'type "x"; press enter'
 
@@ -144,7 +151,10 @@ BAD: list[tuple[dict[str, Any], str]] = [
         ),
         "evaluator.result must be a list as long as func (2 metrics)",
     ),
-    (os_task("nolaunch", config=[{"type": "launch", "parameters": {}}]), "missing parameter(s) command"),
+    (
+        os_task("nolaunch", config=[{"type": "launch", "parameters": {}}]),
+        "missing parameter(s) command",
+    ),
     (os_task("conj", evaluator={**os_task("x")["evaluator"], "conj": "xor"}), "conj must be"),
     (os_task("noinstr", instruction=""), "`instruction` must be a non-empty string"),
 ]
@@ -190,9 +200,9 @@ def test_domains_filter_and_a_single_file(tmp_path: Path) -> None:
     assert [t.id for t in read_suite(tmp_path, domains=["chrome"]).tasks] == ["b"]
     single = read_suite(tmp_path / "examples" / "os" / "a.json")
     assert [(t.domain, t.id) for t in single.tasks] == [("os", "a")]
+    path = tmp_path / "gdrive.json"
+    path.write_text(json.dumps(BAD[0][0] | {"id": "gdrive"}))
     with pytest.raises(TaskFileError, match="unknown step type 'googledrive'"):
-        path = tmp_path / "gdrive.json"
-        path.write_text(json.dumps(BAD[0][0] | {"id": "gdrive"}))
         read_task(path)
 
 
