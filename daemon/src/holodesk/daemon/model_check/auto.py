@@ -9,6 +9,10 @@ dialect in front of the engine. Each dialect's parse rate, click-landing rate
 and mean miss are reported, the ranking rule of scoring.py picks the winner,
 and winner_file.py writes it as a dialect file the daemon loads. No dialect
 parsing any answer is its own result: exit 1, and no file is written.
+
+With `--data BENCHMARK:PATH` (data.py) every dialect also locates each of that
+grounding data set's first samples, scored by the benchmark's own rule, and those
+trials count in its parse and click-landing rates like the bundled ones.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from holodesk.daemon.engines.base import Engine, EngineError
 from holodesk.daemon.model_check import winner_file
 from holodesk.daemon.model_check.candidates import candidate_dialects
 from holodesk.daemon.model_check.check import CheckOptions, Exit
+from holodesk.daemon.model_check.data import DataTrials, check_sample
 from holodesk.daemon.model_check.progress import with_countdown
 from holodesk.daemon.model_check.scoring import DialectScore, Ranking, rank
 from holodesk.daemon.model_check.screenshot import Screenshot, bundled_screenshots
@@ -40,6 +45,7 @@ from holodesk.daemon.model_check.template import (
 )
 from holodesk.daemon.policies.model import ModelPolicy
 from holodesk.daemon.policies.registry import create_policy
+from holodesk.data.grounding import GroundingSample
 
 AUTO = "auto"
 # Options that name a dialect: auto chooses the dialect itself.
@@ -75,8 +81,12 @@ async def run_auto(
     dialects: tuple[str, ...] | None = None,
     out: TextIO | None = None,
     console: Console | None = None,
+    data: DataTrials | None = None,
 ) -> AutoResult:
-    """Try every candidate dialect, print the table, write the winner to `output`."""
+    """Try every candidate dialect, print the table, write the winner to `output`.
+
+    `data`: grounding samples every dialect also locates (--data), scored by their
+    benchmark's rule."""
     console = console or Console(file=out, highlight=False, width=None if out is None else 120)
     shots = tuple(screenshots or bundled_screenshots())
     try:
@@ -85,9 +95,14 @@ async def run_auto(
     except (ValueError, OSError) as exc:
         return _finish(console, AutoResult(None, None, f"bad options: {exc}", Exit.USAGE))
     names = ", ".join(d.name for d in candidates)
+    extra = ""
+    if data is not None:
+        extra = f", {len(data.samples)} sample(s) of {data.benchmark} ({data.path})"
+        if data.problems:
+            extra += f" ({data.problems} problem(s) in it left out)"
     console.print(
         f"model check --dialect auto: {options.model} via {options.engine}; "
-        f"dialects {names}; {len(shots)} screenshot(s), decoding unconstrained"
+        f"dialects {names}; {len(shots)} screenshot(s){extra}, decoding unconstrained"
     )
     processor = _load_processor(options, shots, console) if options.template else None
     timeout = getattr(engine, "start_timeout_s", None)
@@ -102,11 +117,12 @@ async def run_auto(
         error = f"the {options.engine} engine could not start: {exc}"
         return _finish(console, AutoResult(None, None, error, Exit.ENGINE))
     try:
-        scores = await _score_all(candidates, engine, options, shots, processor, console)
+        samples = data.samples if data is not None else ()
+        scores = await _score_all(candidates, engine, options, shots, processor, console, samples)
     finally:
         await engine.close()
     ranking = rank(scores)
-    print_table(ranking, console)
+    print_table(ranking, console, data)
     return _finish(console, _conclude(ranking, output, options))
 
 
@@ -143,13 +159,15 @@ async def _score_all(
     shots: tuple[Screenshot, ...],
     processor: _Processor | None,
     console: Console,
+    samples: Sequence[GroundingSample] = (),
 ) -> list[DialectScore]:
     scores: list[DialectScore] = []
     progress = Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console
     )
     with progress:
-        task = progress.add_task("dialects", total=len(candidates) * len(shots) * 2)
+        per_dialect = len(shots) * 2 + len(samples)
+        task = progress.add_task("dialects", total=len(candidates) * per_dialect)
         for dialect in candidates:
             policy = ModelPolicy(dialect, engine, parse_retries=options.parse_retries)
             trials: list[StepCheck] = []
@@ -159,6 +177,10 @@ async def _score_all(
                 progress.advance(task)
                 progress.update(task, description=f"{dialect.name}: navigate")
                 trials.append(await check_navigate(policy, shot))
+                progress.advance(task)
+            for sample in samples:
+                progress.update(task, description=f"{dialect.name}: data")
+                trials.append(await check_sample(policy, sample))
                 progress.advance(task)
             scores.append(_score(dialect, tuple(trials), shots, processor))
     return scores
@@ -189,9 +211,13 @@ def _score(
     return DialectScore(dialect.name, trials, tokens, gap, problems)
 
 
-def print_table(ranking: Ranking, console: Console) -> None:
+def print_table(ranking: Ranking, console: Console, data: DataTrials | None = None) -> None:
     table = Table(title="dialects, best first (unconstrained decoding)")
-    for column in ("dialect", "parsed", "clicks landed", "mean miss px", "image tokens", "notes"):
+    columns = ["dialect", "parsed", "clicks landed", "mean miss px", "image tokens", "notes"]
+    if data is not None:
+        # Of the clicks landed, those on the data set (its benchmark's rule).
+        columns.insert(3, f"{data.benchmark} hits")
+    for column in columns:
         table.add_column(column)
     for score in ranking.scores:
         total = len(score.trials)
@@ -200,14 +226,18 @@ def print_table(ranking: Ranking, console: Console) -> None:
         if score.processor_gap is not None:
             notes.append(f"processor gap {score.processor_gap}")
         notes.extend(f"template: {p}" for p in score.template_problems)
-        table.add_row(
+        cells = [
             score.dialect,
             f"{score.parsed}/{total} ({score.parse_rate:.0%})",
             f"{score.landed}/{total} ({score.landing_rate:.0%})",
             "-" if mean is None or math.isinf(mean) else f"{mean:.0f}",
             "?" if score.image_tokens is None else str(score.image_tokens),
             "; ".join(n for n in notes if n),
-        )
+        ]
+        if data is not None:
+            on_data = [t for t in score.trials if t.kind == "data"]
+            cells.insert(3, f"{sum(t.ok for t in on_data)}/{len(on_data)}")
+        table.add_row(*cells)
     console.print(table)
 
 

@@ -57,6 +57,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="with --dialect auto: where the winning dialect file goes (default "
         "./holodesk-dialect.toml; start holodeskd with --policy-opt dialect_file=PATH)",
     )
+    check.add_argument(
+        "--data",
+        metavar="BENCHMARK:PATH",
+        help="with --dialect auto: also locate the first samples of this grounding data set "
+        "(e.g. screenspot-v2:~/data/ScreenSpot-v2) with every dialect, scored by the "
+        "benchmark's own rule and counted in the parse and click-landing rates",
+    )
+    check.add_argument(
+        "--data-limit",
+        type=int,
+        default=50,
+        metavar="N",
+        help="with --data: how many of its samples each dialect locates (default 50)",
+    )
     check.add_argument("--dialect-file", help="JSON/TOML dialect file overriding a built-in")
     check.add_argument(
         "--policy-opt",
@@ -110,6 +124,9 @@ def run_check_command(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"holodesk model check: {exc}", file=sys.stderr)
         return int(Exit.USAGE)
+    if args.data and args.dialect != "auto":
+        print("holodesk model check: --data goes with --dialect auto", file=sys.stderr)
+        return int(Exit.USAGE)
     if args.dialect == "auto":
         if args.dialect_file:
             print(
@@ -118,8 +135,16 @@ def run_check_command(args: argparse.Namespace) -> int:
             )
             return int(Exit.USAGE)
         from holodesk.daemon.model_check.auto import run_auto
+        from holodesk.daemon.model_check.data import DataError, load_data
 
-        auto = asyncio.run(run_auto(check, Path(args.dialect_out)))
+        data = None
+        if args.data:
+            try:
+                data = load_data(args.data, args.data_limit)
+            except DataError as exc:
+                print(f"holodesk model check: {exc}", file=sys.stderr)
+                return int(Exit.USAGE)
+        auto = asyncio.run(run_auto(check, Path(args.dialect_out), data=data))
         return int(auto.exit)
     result = asyncio.run(run_check(check))
     return int(result.exit)

@@ -23,7 +23,7 @@ _ENGINE_FAILED = "engine "
 
 @dataclass(frozen=True)
 class StepCheck:
-    kind: str  # "locate" or "navigate"
+    kind: str  # "locate", "navigate", or "data" (a --data sample)
     raw_output: str = ""
     parse_error: str | None = None
     engine_error: str | None = None
@@ -31,6 +31,10 @@ class StepCheck:
     point: Point | None = None
     actions: str = ""
     distance_px: float | None = None
+    # A grounding benchmark's verdict, where its scorer judged the trial (--data:
+    # polygons, strict edges and refusals as the benchmark counts them); None: the
+    # click is judged by its distance to the target box.
+    hit: bool | None = None
 
     @property
     def parsed(self) -> bool:
@@ -38,7 +42,7 @@ class StepCheck:
 
     @property
     def inside(self) -> bool:
-        return self.distance_px == 0.0
+        return self.hit if self.hit is not None else self.distance_px == 0.0
 
     @property
     def ok(self) -> bool:
@@ -49,6 +53,8 @@ class StepCheck:
             return f"engine failed: {self.engine_error}"
         if self.parse_error is not None:
             return f"output does not parse: {self.parse_error}"
+        if self.hit is not None:
+            return f"{self.actions}: {'hit' if self.hit else 'missed'} by the benchmark's rule"
         if self.point is None or self.distance_px is None:
             return f"no click in the answer ({self.actions or 'no action'})"
         if self.inside:
