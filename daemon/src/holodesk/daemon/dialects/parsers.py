@@ -1,35 +1,29 @@
-"""Output parsers of the template dialects by name; a dialect's `parser` field picks one.
+"""The dialect configuration error, and finding an output parser by name.
 
-A new model family adds a parser here and a DialectSpec in the registry; nothing
-else in the daemon changes. The parsers of dialects built in code (hdesktop, the
-tool-calling ones) live with their dialect, which imports this module: the registry
-(registry.PARSERS) holds every parser, this table only the ones a plain Dialect
-finds by name. Both are read-only mappings, made once at import.
+The parsers themselves belong to their families (holo/parser.py, uitars/parser.py,
+...); the registry (registry.PARSERS) holds every one, made once at import from
+registry.FAMILIES. A plain `Dialect` built without a parser finds its spec's among
+the template dialects' (registry.TEMPLATE_PARSERS).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import MappingProxyType
 
 from holodesk.daemon.dialects.base import OutputParser
-from holodesk.daemon.dialects.holo import HoloJsonParser
-from holodesk.daemon.dialects.uitars import UiTarsParser
 
 
 class DialectConfigError(ValueError):
     """A dialect definition (built-in or from a file) is unusable."""
 
 
-TEMPLATE_PARSERS: Mapping[str, OutputParser] = MappingProxyType(
-    {
-        HoloJsonParser.name: HoloJsonParser(),
-        UiTarsParser.name: UiTarsParser(),
-    }
-)
+def get_parser(name: str, parsers: Mapping[str, OutputParser] | None = None) -> OutputParser:
+    """`parsers`: default, the template dialects' (registry.TEMPLATE_PARSERS)."""
+    if parsers is None:
+        # Read when called: the registry imports every family, and they import this.
+        from holodesk.daemon.dialects.registry import TEMPLATE_PARSERS
 
-
-def get_parser(name: str, parsers: Mapping[str, OutputParser] = TEMPLATE_PARSERS) -> OutputParser:
+        parsers = TEMPLATE_PARSERS
     try:
         return parsers[name]
     except KeyError:

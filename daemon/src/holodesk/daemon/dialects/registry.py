@@ -1,7 +1,9 @@
 """Built-in dialects by name, and dialects loaded from JSON or TOML files.
 
-Built-in: holotron (the default), holo, holo1.5, uitars, uitars1.0, hdesktop, and
-the tool-calling nemotron-tools and hdesktop-tools (tool_dialect.py).
+Built-in: the families of FAMILIES, one line each (a family is a package under
+dialects/, docs/dialects/adding-a-family.md): holotron (the default), holo, holo1.5,
+uitars, uitars1.0, hdesktop, and the tool-calling hdesktop-tools and nemotron-tools
+(tool_dialect.py). Families outside the tree come in through HOLODESK_DIALECT_FAMILIES.
 
 A file names the built-in it starts from (default: the default dialect) and
 overrides any field of it; nested tables (prompts, resize, frame, aliases)
@@ -20,7 +22,9 @@ merge key by key:
 
 from __future__ import annotations
 
+import importlib
 import json
+import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,57 +33,78 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from holodesk.daemon.dialects import hdesktop, holo, nemotron, uitars
 from holodesk.daemon.dialects.base import OutputParser
 from holodesk.daemon.dialects.dialect import Dialect
-from holodesk.daemon.dialects.hdesktop import (
-    HDESKTOP,
-    HDESKTOP_TOOLS,
-    NATIVE,
-    HDesktopDialect,
-    HDesktopParser,
-)
-from holodesk.daemon.dialects.holo import HOLO, HOLO_1_5, HOLOTRON
-from holodesk.daemon.dialects.nemotron import NATIVE as NEMOTRON_NATIVE
-from holodesk.daemon.dialects.nemotron import NEMOTRON_TOOLS
-from holodesk.daemon.dialects.parsers import TEMPLATE_PARSERS, DialectConfigError, get_parser
+from holodesk.daemon.dialects.family import Family
+from holodesk.daemon.dialects.parsers import DialectConfigError, get_parser
 from holodesk.daemon.dialects.spec import DialectSpec
-from holodesk.daemon.dialects.tool_dialect import ToolCallParser, ToolDialect
-from holodesk.daemon.dialects.uitars import UITARS, UITARS_1_0
 
-# Made once at import and read-only: a dialect of another family comes from a file
-# (load_dialect) or a new entry here.
-_BUILTIN: Mapping[str, DialectSpec] = MappingProxyType(
-    {
-        spec.name: spec
-        for spec in (
-            HOLOTRON,
-            HOLO,
-            HOLO_1_5,
-            UITARS,
-            UITARS_1_0,
-            HDESKTOP,
-            NEMOTRON_TOOLS,
-            HDESKTOP_TOOLS,
-        )
-    }
+# The built-in families, a line each: a new family is its package and a line here.
+FAMILIES: tuple[Family, ...] = (
+    holo.FAMILY,  # holotron (the default), holo, holo1.5
+    uitars.FAMILY,  # uitars, uitars1.0
+    hdesktop.FAMILY,  # hdesktop, hdesktop-tools
+    nemotron.FAMILY,  # nemotron-tools
 )
-_TOOL_PARSERS = (ToolCallParser(NEMOTRON_NATIVE), ToolCallParser(NATIVE))
-# Every output parser a dialect may name: the template dialects' and those built in code.
-PARSERS: Mapping[str, OutputParser] = MappingProxyType(
-    {
-        **TEMPLATE_PARSERS,
-        HDesktopParser.name: HDesktopParser(),
-        **{parser.name: parser for parser in _TOOL_PARSERS},
-    }
+
+# Families outside the tree (a plugin, or one being written): module names, comma
+# separated, each defining FAMILY; read once, when this module is first imported.
+PLUGINS_VARIABLE = "HOLODESK_DIALECT_FAMILIES"
+
+
+def _plugins() -> tuple[Family, ...]:
+    found: list[Family] = []
+    for module_name in filter(
+        None, (m.strip() for m in os.environ.get(PLUGINS_VARIABLE, "").split(","))
+    ):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise DialectConfigError(
+                f"{PLUGINS_VARIABLE} names {module_name!r}, which does not import: {exc}"
+            ) from exc
+        family = getattr(module, "FAMILY", None)
+        if not isinstance(family, Family):
+            raise DialectConfigError(
+                f"{PLUGINS_VARIABLE} names {module_name!r}, which defines no FAMILY = Family(...)"
+            )
+        found.append(family)
+    return tuple(found)
+
+
+def _table(what: str, entries: list[tuple[str, Any]]) -> Mapping[str, Any]:
+    """A read-only table; a name two families give is a configuration error."""
+    table: dict[str, Any] = {}
+    for name, value in entries:
+        if name in table:
+            raise DialectConfigError(f"two families give the {what} {name!r}")
+        table[name] = value
+    return MappingProxyType(table)
+
+
+_FAMILIES = (*FAMILIES, *_plugins())
+# Made once at import and read-only: a dialect of another family comes from a file
+# (load_dialect), a family's package and its line above, or a plugin.
+_BUILTIN: Mapping[str, DialectSpec] = _table(
+    "dialect", [(s.name, s) for f in _FAMILIES for s in f.specs]
+)
+# Every output parser a dialect may name.
+PARSERS: Mapping[str, OutputParser] = _table(
+    "output parser", [(p.name, p) for f in _FAMILIES for p in f.parsers]
 )
 # Dialects whose conversation is built in code rather than from templates, by parser
 # (a file based on one keeps its layout).
-_DIALECT_TYPES: dict[str, type[Dialect]] = {
-    HDesktopParser.name: HDesktopDialect,
-    **{parser.name: ToolDialect for parser in _TOOL_PARSERS},
-}
+_DIALECT_TYPES: Mapping[str, type[Dialect]] = MappingProxyType(
+    {name: kind for f in _FAMILIES for name, kind in f.dialect_types.items()}
+)
+# The parsers a plain Dialect finds by name (parsers.get_parser's default): those of
+# template dialects, whose conversation is the spec's templates.
+TEMPLATE_PARSERS: Mapping[str, OutputParser] = MappingProxyType(
+    {name: p for name, p in PARSERS.items() if name not in _DIALECT_TYPES}
+)
 # The default model is Holotron-12B; its format is a guess to check on a GPU host.
-DEFAULT_DIALECT = HOLOTRON.name
+DEFAULT_DIALECT = holo.HOLOTRON.name
 
 
 def dialect_names() -> tuple[str, ...]:

@@ -55,8 +55,19 @@ harness's conversation), parser.py (`HDesktopParser`, `HDesktopDialect`), native
 (the tools called natively), spec.py (`hdesktop`, `hdesktop-tools`).
 """
 
+from types import MappingProxyType
+
+from holodesk.daemon.dialects.family import Family
 from holodesk.daemon.dialects.hdesktop.native import FAMILY as NATIVE
 from holodesk.daemon.dialects.hdesktop.parser import HDesktopDialect, HDesktopParser
 from holodesk.daemon.dialects.hdesktop.spec import HDESKTOP, HDESKTOP_TOOLS
+from holodesk.daemon.dialects.tool_dialect import ToolCallParser, ToolDialect
 
-__all__ = ["HDESKTOP", "HDESKTOP_TOOLS", "NATIVE", "HDesktopDialect", "HDesktopParser"]
+__all__ = ["FAMILY", "HDESKTOP", "HDESKTOP_TOOLS", "NATIVE", "HDesktopDialect", "HDesktopParser"]
+
+FAMILY = Family(
+    "hdesktop",
+    (HDESKTOP, HDESKTOP_TOOLS),
+    (HDesktopParser(), ToolCallParser(NATIVE)),
+    MappingProxyType({HDesktopParser.name: HDesktopDialect, NATIVE.name: ToolDialect}),
+)

@@ -37,8 +37,11 @@ schema drawn from the forms), parser.py (the answer -> actions), spec.py (`holo`
 daemon's default: Holo2's format on Nemotron-VL's image rule).
 """
 
+from holodesk.daemon.dialects.family import Family
 from holodesk.daemon.dialects.holo.holotron import HOLOTRON
 from holodesk.daemon.dialects.holo.parser import HoloJsonParser
 from holodesk.daemon.dialects.holo.spec import HOLO, HOLO_1_5
 
-__all__ = ["HOLO", "HOLOTRON", "HOLO_1_5", "HoloJsonParser"]
+__all__ = ["FAMILY", "HOLO", "HOLOTRON", "HOLO_1_5", "HoloJsonParser"]
+
+FAMILY = Family("holo", (HOLOTRON, HOLO, HOLO_1_5), (HoloJsonParser(),))

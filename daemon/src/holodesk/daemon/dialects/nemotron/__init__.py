@@ -36,7 +36,18 @@ gaps), render.py (actions -> the call, for the history), native.py (the ToolFami
 spec.py (`nemotron-tools`).
 """
 
+from types import MappingProxyType
+
+from holodesk.daemon.dialects.family import Family
 from holodesk.daemon.dialects.nemotron.native import FAMILY as NATIVE
 from holodesk.daemon.dialects.nemotron.spec import NEMOTRON_TOOLS
+from holodesk.daemon.dialects.tool_dialect import ToolCallParser, ToolDialect
 
-__all__ = ["NATIVE", "NEMOTRON_TOOLS"]
+__all__ = ["FAMILY", "NATIVE", "NEMOTRON_TOOLS"]
+
+FAMILY = Family(
+    "nemotron",
+    (NEMOTRON_TOOLS,),
+    (ToolCallParser(NATIVE),),
+    MappingProxyType({NATIVE.name: ToolDialect}),
+)

@@ -55,7 +55,10 @@ readers, aliases, and the gaps), render.py (actions -> calls, for the history),
 parser.py, spec.py (`uitars`, `uitars1.0`).
 """
 
+from holodesk.daemon.dialects.family import Family
 from holodesk.daemon.dialects.uitars.parser import UiTarsParser
 from holodesk.daemon.dialects.uitars.spec import UITARS, UITARS_1_0
 
-__all__ = ["UITARS", "UITARS_1_0", "UiTarsParser"]
+__all__ = ["FAMILY", "UITARS", "UITARS_1_0", "UiTarsParser"]
+
+FAMILY = Family("uitars", (UITARS, UITARS_1_0), (UiTarsParser(),))
