@@ -160,11 +160,18 @@ def run(args: argparse.Namespace) -> int:
         stopped = error
     except KeyboardInterrupt:
         stopped = RunStoppedError("interrupted", ExitCode.CANCELLED)
+    except OSError as error:  # the run folder: full, gone, not writable
+        stopped = RunStoppedError(f"cannot write to {run_dir}: {error}", ExitCode.FAILED)
     if not (run_dir / manifests.FILE_NAME).exists():
         # Stopped before the run began (the manifest is its first write).
         message = stopped or "nothing was asked"
         return command_error(NAME, message, stopped.code if stopped else ExitCode.FAILED)
-    scored = _finish(run_dir, plan)
+    try:
+        scored = _finish(run_dir, plan)
+    except OSError as error:
+        return command_error(
+            NAME, f"cannot write the summary in {run_dir}: {error}", ExitCode.FAILED
+        )
     print(scored.table())
     print(
         f"\nwrote {run_dir / outputs.FILE_NAME} and {run_dir / report.FILE_NAME}",

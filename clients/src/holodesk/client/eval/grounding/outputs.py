@@ -34,6 +34,7 @@ class Scored:
     # Samples of the run with neither an answer nor a failure (the run stopped first).
     not_asked: int
     problems: tuple[Problem, ...]
+    # Every sample of the run has a verdict (nothing failed, nothing left to ask).
     complete: bool
 
     def to_json(self) -> dict[str, Any]:
@@ -82,7 +83,7 @@ def score_run(
         failures=failed,
         not_asked=not_asked,
         problems=tuple(problems),
-        complete=not_asked == 0,
+        complete=summary.left_out == 0,
     )
 
 

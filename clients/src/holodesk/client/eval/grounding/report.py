@@ -19,6 +19,7 @@ import base64
 import io
 import os
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +46,10 @@ FILTERS = (
     ("left", "left out"),
 )
 
+LEGEND = (
+    "green: the target (box or polygon); cross: the predicted point, blue on a hit, red "
+    "on a miss; dashed grey: the element's box where the policy gave one"
+)
 _CSS = """
 *{box-sizing:border-box}
 body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;
@@ -52,8 +57,9 @@ body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-seri
 main,header{max-width:1280px;margin:0 auto;padding:0 24px}
 header{padding-top:24px}
 h1{font-size:22px;margin:0 0 8px}
-pre.table{background:#fff;border-radius:10px;padding:14px 18px;overflow-x:auto;
- font:12px/1.4 ui-monospace,Menlo,Consolas,monospace;box-shadow:0 1px 3px rgba(0,0,0,.08)}
+pre.table{background:#fff;color:#1d2330;border-radius:10px;padding:14px 18px;overflow-x:auto;
+ white-space:pre;font:12px/1.4 ui-monospace,Menlo,Consolas,monospace;
+ box-shadow:0 1px 3px rgba(0,0,0,.08)}
 input.filter{position:absolute;opacity:0;pointer-events:none}
 nav.filters{max-width:1280px;margin:0 auto 14px;padding:0 24px;display:flex;gap:6px;
  flex-wrap:wrap}
@@ -86,6 +92,7 @@ figure{margin:0}figcaption{color:#5b6374;font-size:12px;margin-top:4px}
 pre{background:#1d2330;color:#e8ebf2;padding:8px 10px;border-radius:6px;white-space:pre-wrap;
  overflow-wrap:anywhere;font:12px/1.4 ui-monospace,Menlo,Consolas,monospace;margin:6px 0}
 .missing{padding:30px;background:#eceef2;color:#5b6374}
+.legend{color:#5b6374;font-size:13px;margin:0 0 12px}
 """
 
 
@@ -135,7 +142,8 @@ def render_report(
         "img-src data:; style-src 'unsafe-inline'\">",
         f"<title>holodesk eval · {e(title)}</title>",
         f"<style>{_CSS}</style></head><body>",
-        f'<header><h1>{e(title)}</h1><pre class="table">{e(scored.table())}</pre></header>',
+        f'<header><h1>{e(title)}</h1><pre class="table">{e(scored.table())}</pre>',
+        f'<p class="legend">{LEGEND}</p></header>',
         '<input class="filter" type="radio" name="filter" id="f-all" checked>',
         *(
             f'<input class="filter" type="radio" name="filter" id="f-{name}">'
@@ -145,8 +153,14 @@ def render_report(
         *(f'<label for="f-{name}">{label} ({counts[name]})</label>' for name, label in FILTERS),
         "</nav><main>",
     ]
-    for sample in samples:
-        parts.append(_card(sample, answers.get(sample.id), outcomes[sample.id], scored))
+
+    def card(sample: GroundingSample) -> str:
+        return _card(sample, answers.get(sample.id), outcomes[sample.id], scored)
+
+    # Decoding and downscaling screenshots is most of the time; Pillow does it outside
+    # the GIL, so cards render in parallel (in order).
+    with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
+        parts.extend(pool.map(card, samples))
     parts.append("</main></body></html>")
     return "\n".join(parts)
 
@@ -177,7 +191,7 @@ def _card(sample: GroundingSample, answer: Prediction | None, outcome: str, scor
         facts.append(f"failed: {e(failure.error)}")
     else:
         facts.append("not asked: the run stopped before this sample")
-    pictures = _pictures(sample, answer)
+    pictures = _pictures(sample, answer, outcome == "hit")
     raw = (
         f"<details><summary>raw answer</summary><pre>{e(answer.raw_output)}</pre></details>"
         if answer is not None and answer.raw_output
@@ -214,7 +228,7 @@ def _answer_words(answer: Prediction) -> str:
     }.get(answer.status, answer.status)
 
 
-def _pictures(sample: GroundingSample, answer: Prediction | None) -> str:
+def _pictures(sample: GroundingSample, answer: Prediction | None, hit: bool) -> str:
     try:
         with Image.open(io.BytesIO(sample.image.load())) as opened:
             image = opened.convert("RGB")
@@ -224,12 +238,12 @@ def _pictures(sample: GroundingSample, answer: Prediction | None) -> str:
     full = (0.0, 0.0, float(width), float(height))
     scale = min(1.0, THUMBNAIL_WIDTH / width)
     overview = _picture(image, full, scale)
-    html = _figure(overview, sample, answer, "the whole image")
+    html = _figure(overview, sample, answer, "the whole image", hit)
     region = _close_up_region(sample, answer, width, height)
     if region is not None:
         side = max(region[2], region[3])
         close = _picture(image, region, min(4.0, CLOSE_UP / side))
-        html += _figure(close, sample, answer, "close-up, the image's own pixels")
+        html += _figure(close, sample, answer, "close-up, the image's own pixels", hit)
     return html
 
 
@@ -273,7 +287,11 @@ def _picture(image: Image.Image, view: tuple[float, float, float, float], scale:
 
 
 def _figure(
-    picture: _Picture, sample: GroundingSample, answer: Prediction | None, caption: str
+    picture: _Picture,
+    sample: GroundingSample,
+    answer: Prediction | None,
+    caption: str,
+    hit: bool,
 ) -> str:
     x, y, w, h = picture.view
     # Strokes a constant size on the page whatever the zoom (image pixels per page pixel).
@@ -296,12 +314,13 @@ def _figure(
         bx1, by1, bx2, by2 = answer.box
         svg.append(
             f'<rect x="{bx1:g}" y="{by1:g}" width="{bx2 - bx1:g}" height="{by2 - by1:g}" '
-            f'fill="none" stroke="#2f6fd6" stroke-dasharray="{4 * unit:g}" '
+            f'fill="none" stroke="#7a8599" stroke-dasharray="{4 * unit:g}" '
             f'stroke-width="{1.5 * unit:g}"/>'
         )
     if answer is not None and answer.x is not None and answer.y is not None:
         px, py, r = answer.x, answer.y, 7 * unit
-        stroke = f'stroke="#d23b3b" stroke-width="{2 * unit:g}"'
+        colour = "#1d4ed8" if hit else "#d23b3b"
+        stroke = f'stroke="{colour}" stroke-width="{2 * unit:g}"'
         svg.append(
             f'<circle cx="{px:g}" cy="{py:g}" r="{r:g}" fill="none" {stroke}/>'
             f'<line x1="{px - 2 * r:g}" y1="{py:g}" x2="{px + 2 * r:g}" y2="{py:g}" {stroke}/>'
