@@ -2,9 +2,10 @@
 OSWorld's format and score every task by its evaluator (docs/eval/tasks.md).
 
 Exit status (as holodesk run's, exit_codes.py): 0 every run was scored, whatever
-its score; 1 some runs were left out (their set-up failed or their session did not
-end: the output says which); 2 bad usage or a suite with problems under
---on-problem stop; 3 interrupted; 5 the daemon could not be reached or asked."""
+its score; 1 some runs were left out because their set-up failed (the output says
+which); 2 bad usage or a suite with problems under --on-problem stop; 3 interrupted;
+5 the daemon could not be reached or asked, or dropped sessions (those runs are left
+out and run again on --resume)."""
 
 from __future__ import annotations
 
@@ -129,7 +130,7 @@ async def _run(args: argparse.Namespace) -> int:
     from holodesk.client.eval.tasks.reader import read_suite
     from holodesk.client.eval.tasks.report import write_report
     from holodesk.client.eval.tasks.results import Layout
-    from holodesk.client.eval.tasks.runner import default_environments, run_suite
+    from holodesk.client.eval.tasks.runner import SCORED, default_environments, run_suite
     from holodesk.client.eval.tasks.summary import summarize, table, write_summary
     from holodesk.client.rollouts import ROLLOUT_OPTIONS
 
@@ -189,13 +190,16 @@ async def _run(args: argparse.Namespace) -> int:
         )
 
         def progress(trajectory: Any) -> None:
+            task = trajectory.task.metadata["osworld_task"]
             reward = trajectory.reward
-            scored = "-" if reward is None or reward.reward is None else f"{reward.reward:g}"
+            scored = (
+                f"score {reward.reward:g}"
+                if trajectory.outcome in SCORED and reward is not None and reward.reward is not None
+                else "not scored"
+            )
             print(
-                f"{trajectory.task.metadata['osworld_task'].domain}/"
-                f"{trajectory.task.metadata['osworld_task'].id} "
-                f"run {trajectory.task.metadata['repeat']}: {trajectory.outcome.value}, "
-                f"score {scored}",
+                f"{task.domain}/{task.id} run {trajectory.task.metadata['repeat']}: "
+                f"{trajectory.outcome.value}, {scored}",
                 file=sys.stderr,
             )
 
@@ -218,8 +222,13 @@ async def _run(args: argparse.Namespace) -> int:
     report = write_report(layout, suite.tasks, summary)
     print(table(summary))
     print(f"summary: {summary_path}\nreport: {report}")
-    for task, repeat, why in run_log.left_out:
-        print(f"not scored: {task.domain}/{task.id} run {repeat}: {why}", file=sys.stderr)
+    for left in run_log.left_out:
+        print(
+            f"not scored: {left.task.domain}/{left.task.id} run {left.repeat}: {left.why}",
+            file=sys.stderr,
+        )
+    if any(left.daemon for left in run_log.left_out):
+        return ExitCode.DAEMON_ERROR
     return ExitCode.FAILED if run_log.left_out else ExitCode.SUCCEEDED
 
 

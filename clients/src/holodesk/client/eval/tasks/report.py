@@ -19,7 +19,7 @@ from holodesk.client.eval.tasks.results import RESULT, TRAJECTORY, Layout, read_
 from holodesk.client.eval.tasks.summary import table
 
 REPORT = "report.html"
-THUMBNAIL = (320, 200)
+THUMBNAIL = (200, 125)
 
 _STYLE = """
 body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}
@@ -27,7 +27,8 @@ table{border-collapse:collapse;width:100%}
 td,th{border:1px solid #ccc;padding:4px 6px;vertical-align:top;text-align:left}
 tr.pass td.score{background:#d9f2d9} tr.fail td.score{background:#f6d5d5}
 tr.none td.score{background:#eee}
-.shots{display:flex;flex-wrap:wrap;gap:4px} .shots figure{margin:0;font-size:11px}
+.shots{display:flex;flex-wrap:wrap;gap:4px;min-width:640px}
+.shots figure{margin:0;font-size:11px;width:200px}
 .shots img{display:block;border:1px solid #999}
 pre{white-space:pre-wrap;margin:0}
 """

@@ -45,12 +45,23 @@ def default_environments(width: int = 1280, height: int = 800) -> EnvironmentFac
     return lambda i: TaskEnvironment(width=width, height=height, name=f"env-{i}")
 
 
+@dataclass(frozen=True)
+class LeftOut:
+    """A run that got no score, and why. `daemon`: its session broke (the daemon was
+    unreachable or dropped it), not its set-up."""
+
+    task: Task
+    repeat: int
+    why: str
+    daemon: bool
+
+
 @dataclass
 class RunLog:
     """What a suite run did, run by run (for the summary and the command's output)."""
 
     scored: list[tuple[Task, int, float]] = field(default_factory=list)
-    left_out: list[tuple[Task, int, str]] = field(default_factory=list)
+    left_out: list[LeftOut] = field(default_factory=list)
 
 
 def record_run(layout: Layout, trajectory: Trajectory, run_log: RunLog) -> None:
@@ -63,7 +74,10 @@ def record_run(layout: Layout, trajectory: Trajectory, run_log: RunLog) -> None:
         why = trajectory.reason or f"the session ended {trajectory.outcome.value}"
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "error.txt").write_text(why + "\n", encoding="utf-8")
-        run_log.left_out.append((task, repeat, why))
+        # run_rollouts says an environment that could not be reset (here: a set-up step
+        # failed) in its reason; any other ERROR is the session's.
+        daemon = trajectory.outcome is Outcome.ERROR and "could not be reset" not in why
+        run_log.left_out.append(LeftOut(task, repeat, why, daemon))
         log.warning("task %s/%s run %d not scored: %s", task.domain, task.id, repeat, why)
         return
     extra: dict[str, Any] = {"repeat": repeat, "environment": trajectory.environment}
