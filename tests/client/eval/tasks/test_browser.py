@@ -44,6 +44,7 @@ def _task(folder: Path, config: list[dict[str, Any]], expected_url: str) -> Any:
 def test_tabs_are_read_in_place_and_follow_the_user(tmp_path: Path) -> None:
     first = _page(tmp_path, "first", "First page")
     second = _page(tmp_path, "second", "Second page")
+    third = _page(tmp_path, "third", "Third page")
     config = [
         {
             "type": "launch",
@@ -53,6 +54,8 @@ def test_tabs_are_read_in_place_and_follow_the_user(tmp_path: Path) -> None:
             "type": "launch",
             "parameters": {"command": ["socat", "tcp-listen:9222,fork", "tcp:localhost:1337"]},
         },
+        # Chromium runs already: the URL opens as its tab (not in a second Chromium).
+        {"type": "open", "parameters": {"path": third}},
         {"type": "chrome_open_tabs", "parameters": {"urls_to_open": [second]}},
         {"type": "activate_window", "parameters": {"window_name": "chromium", "by_class": True}},
     ]
@@ -67,6 +70,7 @@ def test_tabs_are_read_in_place_and_follow_the_user(tmp_path: Path) -> None:
         assert sorted((t["url"], t["title"]) for t in tabs) == [
             (first, "First page"),
             (second, "Second page"),
+            (third, "Third page"),
         ]
         assert GETTERS["active_url_from_accessTree"].fetch(context, {}) == second
         info = GETTERS["active_tab_info"].fetch(context, {})

@@ -137,3 +137,49 @@ def test_close_ends_a_process_that_ignores_sigterm(tmp_path: Path) -> None:
     assert all(_alive(g) for g in groups)
     environment.close()  # SIGTERM is ignored: after the grace period, SIGKILL
     assert not any(_alive(g) for g in groups)
+
+
+def test_open_execute_until_and_close_window(tmp_path: Path) -> None:
+    suite = tmp_path / "suite"
+    (suite / "files").mkdir(parents=True)
+    (suite / "files" / "notes.txt").write_text("some notes\n")
+    task = _task(
+        suite,
+        "apps",
+        [
+            {
+                "type": "download",
+                "parameters": {
+                    "files": [{"url": (suite / "files" / "notes.txt").as_uri(), "path": "~/n.txt"}]
+                },
+            },
+            {"type": "open", "parameters": {"path": "~/n.txt"}},
+            {
+                "type": "activate_window",
+                "parameters": {"window_name": "mousepad", "by_class": True},
+            },
+            {"type": "open", "parameters": {"path": "/home/user"}},
+            {"type": "activate_window", "parameters": {"window_name": "xterm", "by_class": True}},
+            {"type": "close_window", "parameters": {"window_name": "xterm", "by_class": True}},
+            # Something appears later: `until` runs the command again until it matches.
+            {
+                "type": "launch",
+                "parameters": {"command": "sleep 1; echo ok > ~/flag", "shell": True},
+            },
+            {
+                "type": "execute",
+                "parameters": {
+                    "command": "cat ~/flag",
+                    "shell": True,
+                    "stdout": "flag.out",
+                    "until": {"returncode": 0, "stdout": "ok"},
+                },
+            },
+        ],
+    )
+    with TaskEnvironment(width=800, height=600, workdir=tmp_path) as environment:
+        environment.reset(rollout_task(task)).close()
+        context = environment.context
+        assert _windows(context.display, "mousepad")
+        assert not _windows(context.display, "xterm")  # closed by close_window
+        assert (context.cache / "flag.out").read_text() == "ok\n"

@@ -61,8 +61,16 @@ def start(
     context: TaskContext, command: str | Sequence[str] = (), urls: Sequence[str] = ()
 ) -> None:
     """Start the task's Chromium: `command`'s own arguments kept (its program and any
-    DevTools port or profile replaced), then `urls`; waits until DevTools answers."""
+    DevTools port or profile replaced), then `urls`; returns once DevTools answers and
+    its pages have loaded. With one running already (a second launch, an `open` of a
+    URL), the URLs open as tabs of it: a second Chromium on the same profile would
+    only hand them over and exit."""
     words = command.split() if isinstance(command, str) else [str(w) for w in command]
+    if context.devtools_port is not None:
+        pages = [w for w in words[1:] if not w.startswith("-")] + list(urls)
+        if pages:
+            open_tabs(context, pages)
+        return
     kept = [
         w
         for w in words[1:]
@@ -86,6 +94,21 @@ def start(
     context.start(argv)
     context.chromium_profile = profile
     context.devtools_port = _wait_port(profile / "DevToolsActivePort")
+    _wait_loaded(context)
+
+
+def _wait_loaded(context: TaskContext) -> None:
+    """Every page has loaded (the agent's first screen shows them, not a blank window)."""
+    from playwright.sync_api import Error, sync_playwright
+
+    with sync_playwright() as playwright:
+        try:
+            browser = playwright.chromium.connect_over_cdp(_endpoint(context), timeout=10_000)
+            for browser_context in browser.contexts:
+                for page in browser_context.pages:
+                    page.wait_for_load_state("load", timeout=30_000)
+        except Error as error:
+            raise StepError(f"Chromium's pages did not load: {error.message}") from error
 
 
 def _wait_port(path: Path) -> int:
