@@ -21,8 +21,17 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from holodesk.client.eval.tasks import Layout, read_suite, run_suite
+from holodesk.client.eval.tasks import (
+    Layout,
+    TaskEnvironment,
+    read_suite,
+    read_task,
+    rollout_task,
+    run_suite,
+    task_reward,
+)
 from holodesk.client.exit_codes import ExitCode
+from holodesk.client.rollouts import run_rollouts
 from tests.daemon.support import GUARD_S, HOLODESKD
 
 from .suite_files import write_suite
@@ -226,3 +235,22 @@ def test_k_repeats_each_in_their_own_folder(tmp_path: Path, daemon: str) -> None
                     for r in (0, 1)}  # fmt: skip
     assert environments == {"env-0", "env-1"}  # both ran at once, one each
     assert layout.todo(only.tasks[0]) == []
+
+
+def test_evaluators_are_run_rollouts_rewards(tmp_path: Path, daemon: str) -> None:
+    root = _suite(tmp_path / "suite")
+    task = read_task(root / "examples" / "terminal" / "second.json", "terminal")
+    with TaskEnvironment(width=800, height=600, workdir=tmp_path) as environment:
+        (trajectory,) = asyncio.run(
+            run_rollouts(
+                daemon,
+                [rollout_task(task, instruction_field="ocr_instruction")],
+                [environment],
+                reward=task_reward(task),
+                max_steps=15,
+            )
+        )
+    assert trajectory.reward is not None
+    assert trajectory.reward.reward == 1.0
+    assert trajectory.reward.success
+    assert trajectory.reward.note == "compare_text_file: 1"

@@ -16,6 +16,7 @@ from typing import Any
 from holodesk.client.eval.tasks.evaluate import Score, evaluate
 from holodesk.client.eval.tasks.model import Task
 from holodesk.client.events import Outcome
+from holodesk.client.rollouts.runner import Finished, RewardFunction
 from holodesk.client.rollouts.trajectory import Reward, RolloutTask, Trajectory
 
 TASK_KEY = "osworld_task"
@@ -53,12 +54,12 @@ def failed_on_purpose(trajectory: Trajectory) -> bool:
     return not trajectory.steps[-1].actions
 
 
-def task_reward(task: Task | None = None) -> Any:
+def task_reward(task: Task | None = None) -> RewardFunction:
     """A run_rollouts reward function scoring by the task's evaluator (None: the task
     each rollout carries). The environment must be a TaskEnvironment (it holds the
     state to read); the score is the reward, success is a score of 1."""
 
-    async def reward(finished: Any) -> Reward:
+    async def reward(finished: Finished) -> Reward:
         from holodesk.client.eval.tasks.environment import TaskEnvironment
 
         environment = finished.environment
@@ -67,7 +68,7 @@ def task_reward(task: Task | None = None) -> Any:
                 f"OSWorld evaluators read a TaskEnvironment's state, not a "
                 f"{type(environment).__name__}'s"
             )
-        trajectory: Trajectory = finished.trajectory
+        trajectory = finished.trajectory
         definition = task if task is not None else task_of(trajectory.task)
         score = await asyncio.to_thread(score_trajectory, definition, environment, trajectory)
         return Reward(reward=score.score, success=score.success, note=score.note)
