@@ -230,3 +230,31 @@ async def test_a_bad_data_set_is_named_and_skipped_or_stopped(
     assert summary["not_read"] == 2
     assert {p["sample_id"] for p in summary["problems"]} == {p.sample_id for p in dataset.problems}
     assert "2 more not read" in out
+
+
+async def test_a_daemon_that_refuses_every_call_stops_the_run_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records, _ = screenspot_v2_records()
+    data = layouts.write_screenspot_v2(tmp_path / "ssv2", records)
+    async with running_daemon([OcrPolicy()]) as daemon:
+        server = daemon.running.address
+        run = tmp_path / "run"
+        code = await holodesk_async(
+            "eval", "grounding", "screenspot-v2", data, "--server", server, "--out", run,
+            "--policy", "nope",
+        )  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == ExitCode.DAEMON_ERROR
+    assert "NOT_FOUND" in err
+    assert "policy nope not found" in err
+    assert not run.exists()  # no answer, no failure: no run to resume
+
+    # Nobody listening there any more.
+    code = await holodesk_async(
+        "eval", "grounding", "screenspot-v2", data, "--server", server, "--out", run
+    )
+    err = capsys.readouterr().err
+    assert code == ExitCode.DAEMON_ERROR
+    assert "UNAVAILABLE" in err
+    assert not run.exists()

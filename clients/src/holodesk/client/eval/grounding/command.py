@@ -163,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as error:  # the run folder: full, gone, not writable
         stopped = RunStoppedError(f"cannot write to {run_dir}: {error}", ExitCode.FAILED)
     if not (run_dir / manifests.FILE_NAME).exists():
-        # Stopped before the run began (the manifest is its first write).
+        # Stopped before any answer or failure: nothing to score, no run to resume.
         message = stopped or "nothing was asked"
         return command_error(NAME, message, stopped.code if stopped else ExitCode.FAILED)
     try:
@@ -293,14 +293,15 @@ async def _run(
     channel = open_channel(args.server, settings)
     try:
         if plan.previous is None:
-            # Written before the first call, so any line in predictions.jsonl has one.
-            state = _manifest(
-                args, plan.benchmark, plan.dataset, plan.scope, None, await _daemon_version(channel)
-            )
-            await asyncio.to_thread(run_dir.mkdir, parents=True, exist_ok=True, mode=0o700)
-            manifests.write_manifest(run_dir, state)
+            daemon_version = await _daemon_version(channel)
+            state = _manifest(args, plan.benchmark, plan.dataset, plan.scope, None, daemon_version)
         else:
             state = plan.previous
+
+        def write_manifest() -> None:
+            """Before the first line of predictions.jsonl: every line has a manifest."""
+            run_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            manifests.write_manifest(run_dir, state)
 
         def on_pinning(pinning: PolicyPinning | None) -> None:
             nonlocal state
@@ -318,7 +319,7 @@ async def _run(
                     )
             if plan.previous is not None:
                 state = manifests.resumed(state)
-            manifests.write_manifest(run_dir, state)
+            write_manifest()
 
         with BatchProgress(f"{plan.benchmark.name}", total=len(plan.scope)) as bar:
             bar.advance(len(plan.scope) - len(pending))
@@ -330,11 +331,12 @@ async def _run(
 
             if not pending:
                 return Counts()
-            with (run_dir / predictions.FILE_NAME).open("a", encoding="utf-8") as out:
+            appender = predictions.Appender(run_dir / predictions.FILE_NAME, write_manifest)
+            try:
                 return await run_samples(
                     channel,
                     pending,
-                    out,
+                    appender,
                     on_pinning=on_pinning,
                     on_sample=on_sample,
                     policy=args.policy,
@@ -342,6 +344,8 @@ async def _run(
                     timeout_s=args.timeout,
                     stop_on_problem=args.on_problem == "stop",
                 )
+            finally:
+                appender.close()
     finally:
         await channel.close()
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO, get_args
@@ -165,6 +166,29 @@ def load(path: Path) -> Loaded:
             os.fsync(file.fileno())
         os.replace(temporary, path)
     return loaded
+
+
+class Appender:
+    """Appends lines to a predictions file, opened at the first line (after
+    `before_first`, which writes the run's manifest): a run stopped before any answer
+    or failure leaves no file behind."""
+
+    def __init__(self, path: Path, before_first: Callable[[], None]) -> None:
+        self.path = path
+        self._before_first = before_first
+        self._file: TextIO | None = None
+
+    def __call__(self, entry: Prediction | Failure) -> None:
+        if self._file is None:
+            self._before_first()
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self._file = self.path.open("a", encoding="utf-8")
+        append(self._file, entry)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
 
 def append(file: TextIO, entry: Prediction | Failure) -> None:

@@ -20,12 +20,10 @@ import asyncio
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TextIO
 
 import grpc
 import grpc.aio
 
-from holodesk.client.eval.grounding import predictions
 from holodesk.client.eval.grounding.predictions import Failure, Prediction
 from holodesk.client.exit_codes import ExitCode
 from holodesk.client.locate.batch import FATAL_CODES
@@ -56,7 +54,7 @@ OnSample = Callable[[GroundingSample, Prediction | Failure], None]
 async def run_samples(
     channel: grpc.aio.Channel,
     samples: Sequence[GroundingSample],
-    out: TextIO,
+    write: Callable[[Prediction | Failure], None],
     *,
     on_pinning: OnPinning,
     on_sample: OnSample | None = None,
@@ -65,7 +63,8 @@ async def run_samples(
     timeout_s: float | None = None,
     stop_on_problem: bool = False,
 ) -> Counts:
-    """Answer every sample of `samples` into `out` (see the module's docstring)."""
+    """Ask about every sample of `samples`, each answer or failure handed to `write`
+    (a line of predictions.jsonl) as it comes (see the module's docstring)."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be 1 or more, got {concurrency}")
     counts = Counts()
@@ -82,7 +81,7 @@ async def run_samples(
             counts.answered += 1
         else:
             counts.failed += 1
-        predictions.append(out, entry)
+        write(entry)
         if on_sample is not None:
             on_sample(sample, entry)
         if isinstance(entry, Failure) and stop_on_problem:
@@ -136,7 +135,8 @@ async def _ask(
     except grpc.aio.AioRpcError as error:
         code = error.code()
         message = f"{code.name if code is not None else 'UNKNOWN'}: {error.details()}"
-        if code in FATAL_CODES:
+        if code in FATAL_CODES or code == grpc.StatusCode.NOT_FOUND:
+            # NOT_FOUND: no such --policy; every sample would get it.
             raise RunStoppedError(f"the daemon refused sample {sample.id!r}: {message}") from error
         return Failure(sample.id, f"the daemon refused it: {message}"), None
     except ValueError as error:
