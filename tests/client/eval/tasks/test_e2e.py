@@ -23,10 +23,13 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from holodesk.client.eval.tasks import (
     Layout,
+    RunLog,
     TaskEnvironment,
     read_suite,
     read_task,
+    record_run,
     rollout_task,
+    run_one,
     run_suite,
     task_reward,
 )
@@ -254,3 +257,21 @@ def test_evaluators_are_run_rollouts_rewards(tmp_path: Path, daemon: str) -> Non
     assert trajectory.reward.reward == 1.0
     assert trajectory.reward.success
     assert trajectory.reward.note == "compare_text_file: 1"
+
+
+def test_one_run_where_the_desktop_is_recorded_where_the_results_are(
+    tmp_path: Path, daemon: str
+) -> None:
+    """The seam a pool of remote desktops uses: run_one beside the desktop, record_run
+    with the Trajectory it returns."""
+    root = _suite(tmp_path / "suite")
+    task = read_task(root / "examples" / "terminal" / "first.json", "terminal")
+    rollout = rollout_task(task, instruction_field="ocr_instruction", max_steps=15)
+    with TaskEnvironment(width=800, height=600, workdir=tmp_path) as environment:
+        trajectory = asyncio.run(run_one(daemon, rollout, environment))
+    layout = Layout(tmp_path / "results", "ocr")
+    run_log = RunLog()
+    record_run(layout, trajectory, run_log)
+    assert run_log.scored == [(task, 0, 1.0)]
+    assert (layout.task_dir(task) / "result.txt").read_text() == "1.0\n"
+    assert len(list(layout.task_dir(task).glob("step_*.png"))) == len(trajectory.steps)

@@ -20,11 +20,12 @@ from holodesk.client.eval.tasks.model import Problem, Suite, Task
 from holodesk.client.eval.tasks.reader import TaskFileError, read_suite, read_task
 from holodesk.client.eval.tasks.results import Layout
 from holodesk.client.eval.tasks.rollout import failed_on_purpose, rollout_task, task_reward
-from holodesk.client.eval.tasks.runner import run_suite
+from holodesk.client.eval.tasks.runner import RunLog, record_run, run_one, run_suite
 
 __all__ = [
     "Layout",
     "Problem",
+    "RunLog",
     "Score",
     "Suite",
     "Task",
@@ -34,7 +35,9 @@ __all__ = [
     "failed_on_purpose",
     "read_suite",
     "read_task",
+    "record_run",
     "rollout_task",
+    "run_one",
     "run_suite",
     "task_reward",
 ]

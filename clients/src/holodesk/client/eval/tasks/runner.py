@@ -4,9 +4,11 @@ written in OSWorld's layout as it finishes (results.py).
 
 The seam: environments come from `environment_factory(i)`, anything with the
 Environment protocol (rollouts/environments.py) whose `context` is a TaskContext
-(a TaskEnvironment here; a Ray pool's actors the same way). What one run does is
-run_rollouts' rollout (reset with the task's config, the session, task_reward) and
-`record_run` (its folder): a pool that schedules differently calls those two.
+(a TaskEnvironment here). What one run is: `run_one` (reset with the task's config,
+the session, the evaluator: all where the environment is, since the getters read its
+files and browser) and `record_run` (its folder, where the results are). A pool that
+schedules runs itself (a Ray actor per desktop) calls run_one beside each desktop
+and record_run with the Trajectory it returns.
 
 Which runs are scored: a session that ended (done, failed, step or time limit) is
 scored by the evaluator, as OSWorld scores what its agent left; a run that never
@@ -29,7 +31,7 @@ from holodesk.client.eval.tasks.rollout import REPEAT_KEY, rollout_task, task_of
 from holodesk.client.events import Outcome
 from holodesk.client.rollouts import ROLLOUT_OPTIONS, run_rollouts
 from holodesk.client.rollouts.environments import Environment
-from holodesk.client.rollouts.trajectory import Trajectory
+from holodesk.client.rollouts.trajectory import RolloutTask, Trajectory
 from holodesk.client.session import SessionOptions
 
 log = logging.getLogger(__name__)
@@ -83,6 +85,21 @@ def record_run(layout: Layout, trajectory: Trajectory, run_log: RunLog) -> None:
     extra: dict[str, Any] = {"repeat": repeat, "environment": trajectory.environment}
     write_run(folder, trajectory, reward.reward, reward.note, extra)
     run_log.scored.append((task, repeat, reward.reward))
+
+
+async def run_one(
+    server: str | grpc.aio.Channel,
+    rollout: RolloutTask,
+    environment: Environment,
+    *,
+    options: SessionOptions = ROLLOUT_OPTIONS,
+) -> Trajectory:
+    """One run of one task (made by rollout_task) in `environment`, scored by its
+    evaluator: the Trajectory carries the frames, the outcome and the reward."""
+    (trajectory,) = await run_rollouts(
+        server, [rollout], [environment], reward=task_reward(), keep_frames=True, options=options
+    )
+    return trajectory
 
 
 async def run_suite(
