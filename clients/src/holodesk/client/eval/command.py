@@ -54,7 +54,8 @@ COMMAND = Command(
     description="Score a policy the daemon serves: `eval grounding` runs a grounding "
     "benchmark (ScreenSpot-v2, ScreenSpot-Pro, OSWorld-G, GroundUI-1K, WebClick, "
     "Showdown) through Locate and scores it by the benchmark's own rule; `eval compare` "
-    "compares two runs whose manifests say they are comparable.",
+    "compares two grounding runs whose manifests say they are comparable; `eval tasks` "
+    "runs a task suite in OSWorld's format and scores each task by its evaluator.",
     configure=configure,
     run=run,
 )
