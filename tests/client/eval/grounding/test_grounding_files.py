@@ -10,11 +10,14 @@ from pathlib import Path
 import pytest
 
 from holodesk.client.eval.grounding import manifest as manifests
-from holodesk.client.eval.grounding import predictions
+from holodesk.client.eval.grounding import outputs, predictions, report
 from holodesk.client.eval.grounding.predictions import Failure, Prediction
 from holodesk.client.locations import Location
 from holodesk.data.grounding import Box, GroundingSample, ImageRef, Refusal, score
+from holodesk.data.grounding.benchmarks import BENCHMARKS
 from holodesk.platform.base import Region
+
+from .support import word_screen
 
 BOX = GroundingSample("box", ImageRef.inline(b"", "x"), "OK", Box(10, 10, 20, 20), 100, 50)
 REFUSAL = GroundingSample("no", ImageRef.inline(b"", "x"), "unicorn", Refusal(), 100, 50)
@@ -101,3 +104,35 @@ def test_manifest_differences_name_each_field_and_policy_key() -> None:
         '  dataset.content_hash: A "h1", B "h2"',
         '  policy.resize_rule: A "none", B "tile()"',
     ]
+
+
+def test_the_report_escapes_what_data_sets_and_models_wrote_and_shows_every_sample() -> None:
+    image, _ = word_screen({"OK": (10, 10)}, size=(120, 60))
+    hostile = '<img src=x onerror="alert(1)">'
+    samples = [
+        GroundingSample(
+            f"s{i}",
+            ImageRef.inline(image, "shot.png"),
+            hostile,
+            Box(5, 5, 40, 30),
+            120,
+            60,
+            {"platform": "<web>"},
+        )
+        for i in range(3)
+    ]
+    answers = {"s0": Prediction("s0", "found", 20.0, 15.0, raw_output="</pre><script>x</script>")}
+    failures = {"s1": Failure("s1", "INVALID_ARGUMENT: <too big>")}
+    scored = outputs.score_run(BENCHMARKS["screenspot-v2"], samples, answers, failures, [])
+    page = report.render_report("<title>", samples, answers, scored)
+    assert "<script" not in page
+    assert hostile not in page
+    assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in page
+    assert "&lt;/pre&gt;&lt;script&gt;" in page
+    assert '<section class="card hit" id="s-s0">' in page
+    assert '<section class="card left" id="s-s1">' in page
+    assert "failed: INVALID_ARGUMENT: &lt;too big&gt;" in page
+    assert '<section class="card left" id="s-s2">' in page
+    assert "not asked: the run stopped before this sample" in page
+    assert scored.table().splitlines()[0].startswith("screenspot-v2: 100.0%")
+    assert scored.to_json()["left_out_reasons"] == {"failed": 1, "not asked": 1}
