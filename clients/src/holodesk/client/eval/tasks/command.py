@@ -15,6 +15,7 @@ import contextlib
 import json
 import signal
 import sys
+import time
 from collections.abc import Coroutine
 from dataclasses import replace
 from importlib.metadata import version
@@ -204,6 +205,7 @@ async def _run(args: argparse.Namespace) -> int:
             )
 
         options = replace(ROLLOUT_OPTIONS, channel=settings, policy=args.policy)
+        started = time.monotonic()
         run_log = await run_suite(
             channel,
             suite,
@@ -215,12 +217,27 @@ async def _run(args: argparse.Namespace) -> int:
             options=options,
             on_run=progress,
         )
+        wall_s = time.monotonic() - started
     finally:
         await channel.close()
     summary = summarize(layout, suite.tasks, suite.problems)
+    ran = len(run_log.scored) + len(run_log.left_out)
+    # This invocation's throughput (a resumed run's summary covers earlier runs too).
+    summary["this_invocation"] = {
+        "runs": ran,
+        "scored": len(run_log.scored),
+        "environments": args.envs,
+        "wall_seconds": round(wall_s, 3),
+        "runs_per_hour": round(ran * 3600 / wall_s, 1) if ran and wall_s > 0 else None,
+    }
     summary_path = write_summary(layout, summary)
     report = write_report(layout, suite.tasks, summary)
     print(table(summary))
+    if ran:
+        print(
+            f"{ran} run(s) in {wall_s:.1f} s with {args.envs} environment(s): "
+            f"{ran * 3600 / wall_s:.0f} runs/hour"
+        )
     print(f"summary: {summary_path}\nreport: {report}")
     for left in run_log.left_out:
         print(
