@@ -61,3 +61,11 @@ def test_rule_and_command_getters(tmp_path: Path) -> None:
         assert line(context, {"command": "echo $HOME", "shell": True}) == f"{context.home}\n"
         assert error(context, {"command": "echo oops >&2", "shell": True}) == "oops\n"
         assert line(context, {"command": "cat ~/none.txt", "shell": True}) == ""
+
+
+def test_osworld_placeholders_in_commands(tmp_path: Path) -> None:
+    with bare_context(tmp_path) as context:
+        line = GETTERS["vm_command_line"].fetch
+        command = "echo {SCREEN_WIDTH}x{SCREEN_HEIGHT} {SCREEN_WIDTH_HALF},{SCREEN_HEIGHT_HALF}"
+        assert line(context, {"command": command, "shell": True}) == "1280x800 640,400\n"
+        assert line(context, {"command": ["echo", "{CLIENT_PASSWORD}"]}) == "password\n"

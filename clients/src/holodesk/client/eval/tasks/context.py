@@ -19,6 +19,7 @@ from holodesk.client.eval.tasks.processes import OwnedProcesses, Ran
 
 # Dropped from the environment's processes: with them unset, apps keep their
 # settings, data and caches under the task's HOME.
+CLIENT_PASSWORD = "password"
 _XDG_HOMES = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME")
 
 
@@ -62,10 +63,27 @@ class TaskContext:
         """A task's path on this host (the home convention: home.py)."""
         return expand_path(path, self.home)
 
+    def placeholders(self) -> dict[str, str]:
+        """OSWorld's placeholders in commands, with this environment's values (its
+        client password is that of its local VMs)."""
+        return {
+            "{SCREEN_WIDTH_HALF}": str(self.width // 2),
+            "{SCREEN_HEIGHT_HALF}": str(self.height // 2),
+            "{SCREEN_WIDTH}": str(self.width),
+            "{SCREEN_HEIGHT}": str(self.height),
+            "{CLIENT_PASSWORD}": CLIENT_PASSWORD,
+        }
+
     def command(self, command: str | Sequence[str], *, shell: bool = False) -> str | list[str]:
-        """The command with the home rewritten; without a shell, a string is split into
-        its words as a shell would (OSWorld's server does the same)."""
+        """The command with the home and OSWorld's placeholders rewritten; without a
+        shell, a string is split into its words as a shell would (OSWorld's server does
+        the same)."""
         expanded = expand_command(command, self.home)
+        for name, value in self.placeholders().items():
+            if isinstance(expanded, str):
+                expanded = expanded.replace(name, value)
+            else:
+                expanded = [word.replace(name, value) for word in expanded]
         if isinstance(expanded, str) and not shell:
             return shlex.split(expanded)
         return expanded
