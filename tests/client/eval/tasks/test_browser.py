@@ -58,6 +58,8 @@ def test_tabs_are_read_in_place_and_follow_the_user(tmp_path: Path) -> None:
         {"type": "open", "parameters": {"path": third}},
         {"type": "chrome_open_tabs", "parameters": {"urls_to_open": [second]}},
         {"type": "activate_window", "parameters": {"window_name": "chromium", "by_class": True}},
+        # OSWorld's tasks name Chrome's window; Chromium's is found for it.
+        {"type": "activate_window", "parameters": {"window_name": "Google Chrome"}},
     ]
     expects_first = _task(tmp_path, config, first)
     with TaskEnvironment(width=1024, height=700, workdir=tmp_path) as environment:
