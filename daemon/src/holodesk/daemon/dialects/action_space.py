@@ -106,6 +106,16 @@ class Gap:
     instead: str
 
 
+def call_signature(form: ActionForm, optional: Callable[[str, ActionField], str]) -> str:
+    """A form's line as the JSON families list it: `- name(field, ...): summary`, a
+    point as its x and y, an optional field as `optional(its name, it)` writes it."""
+    shown: list[str] = []
+    for f in form.fields:
+        names = ["x", "y"] if f.kind == "point" else [f.name]
+        shown.extend(n if f.required else optional(n, f) for n in names)
+    return f"- {form.name}({', '.join(shown)}): {form.summary}"
+
+
 # (form, args, thought) -> a complete model answer in the dialect's own syntax.
 Writer = Callable[["ActionForm", Mapping[str, Any], str], str]
 # form -> its line in the prompt's action list.

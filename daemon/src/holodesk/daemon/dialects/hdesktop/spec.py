@@ -88,6 +88,7 @@ HDESKTOP_KEY_ALIASES: dict[str, str] = {
     "apps": "menu",
 }
 
+# A DialectSpec as every family writes one: alike in its fields, not in their values.
 HDESKTOP = DialectSpec(
     name="hdesktop",
     description="H Company desktop agent format: JSON {note, thought, tool_call}, one of "

@@ -27,6 +27,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+# Alike in every family's vocabulary (the contract's kinds, the shared core's parts),
+# as its readers and examples build the same actions: imports, not repeated logic.
 from holodesk.daemon.actions import (
     ActionKind,
     Click,
@@ -49,6 +51,7 @@ from holodesk.daemon.dialects.action_space import (
     FormMaker,
     Gap,
     Word,
+    call_signature,
     key_form,
     names,
     published_forms,
@@ -514,11 +517,8 @@ def _write_answer(form: ActionForm, args: Mapping[str, Any], thought: str) -> st
 
 
 def _signature(form: ActionForm) -> str:
-    shown: list[str] = []
-    for f in form.fields:
-        names = ["x", "y"] if f.kind == "point" else [f.name]
-        shown.extend(n if f.required else f"{n}={f.default}" for n in names)
-    return f"- {form.name}({', '.join(shown)}): {form.summary}"
+    """`- click_desktop(element, x, y, button=left): ...`: an optional field's default."""
+    return call_signature(form, lambda name, field: f"{name}={field.default}")
 
 
 def hdesktop_action_space(spec: DialectSpec) -> ActionSpace:

@@ -70,6 +70,7 @@ HOLO_COORDINATE_RULES: dict[CoordinateConvention, str] = {
     ),
 }
 
+# A DialectSpec as every family writes one: alike in its fields, not in their values.
 # Holo2 (Qwen3-VL): 16 px patches merged 2x2 -> factor 32; normalized coordinates.
 HOLO = DialectSpec(
     name="holo",

@@ -21,6 +21,8 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+# Alike in every family's vocabulary (the contract's kinds, the shared core's parts),
+# as its readers and examples build the same actions: imports, not repeated logic.
 from holodesk.daemon.actions import (
     ActionKind,
     AskUser,
@@ -48,6 +50,7 @@ from holodesk.daemon.dialects.action_space import (
     Example,
     FormMaker,
     Word,
+    call_signature,
     key_form,
     published_forms,
 )
@@ -622,11 +625,8 @@ def _write_answer(form: ActionForm, args: Mapping[str, Any], thought: str) -> st
 
 
 def _signature(form: ActionForm) -> str:
-    shown: list[str] = []
-    for f in form.fields:
-        names = ["x", "y"] if f.kind == "point" else [f.name]
-        shown.extend(n if f.required else f"{n}?" for n in names)
-    return f"- {form.name}({', '.join(shown)}): {form.summary}"
+    """`- click_element(x, y, element?, ...): ...`: an optional field marked ?."""
+    return call_signature(form, lambda name, field: f"{name}?")
 
 
 def holo_action_space(spec: DialectSpec) -> ActionSpace:

@@ -35,6 +35,7 @@ _UNIT_RULE = (
     "is its top-left corner, [1, 1] its bottom-right one."
 )
 
+# A DialectSpec as every family writes one: alike in its fields, not in their values.
 NEMOTRON_TOOLS = DialectSpec(
     name="nemotron-tools",
     description="NVIDIA's computer-use harness format for Nemotron-family checkpoints as "

@@ -69,6 +69,7 @@ UITARS_KEY_ALIASES: dict[str, str] = dict(KEY_ALIASES)
 
 _FACTOR = 28
 
+# A DialectSpec as every family writes one: alike in its fields, not in their values.
 # UI-TARS-1.5: pixels of the smart-resized image.
 UITARS = DialectSpec(
     name="uitars",

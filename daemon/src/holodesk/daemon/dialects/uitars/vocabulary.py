@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+# Alike in every family's vocabulary (the contract's kinds, the shared core's parts),
+# as its readers and examples build the same actions: imports, not repeated logic.
 from holodesk.daemon.actions import (
     ActionKind,
     AskUser,
