@@ -156,6 +156,10 @@ BAD: list[tuple[dict[str, Any], str]] = [
         "missing parameter(s) command",
     ),
     (os_task("conj", evaluator={**os_task("x")["evaluator"], "conj": "xor"}), "conj must be"),
+    (
+        os_task("nap", config=[{"type": "sleep", "parameters": {"seconds": "long"}}]),
+        "config step 1 (sleep): `seconds` must be a number from 0 to 600, got 'long'",
+    ),
     (os_task("noinstr", instruction=""), "`instruction` must be a non-empty string"),
 ]
 

@@ -171,11 +171,25 @@ def check_command(parameters: Mapping[str, Any]) -> str:
     return f"`command` must be a non-empty string or list of strings, got {command!r}"
 
 
+def check_seconds(parameters: Mapping[str, Any]) -> str:
+    seconds = parameters.get("seconds")
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 <= seconds <= 600:
+        return f"`seconds` must be a number from 0 to 600, got {seconds!r}"
+    return ""
+
+
+def check_path(parameters: Mapping[str, Any]) -> str:
+    path = parameters.get("path")
+    return (
+        "" if isinstance(path, str) and path.strip() else f"`path` must be a string, got {path!r}"
+    )
+
+
 STEPS: Mapping[str, Step] = {
     "launch": Step(launch, ("command",), check_command),
-    "open": Step(open_path, ("path",)),
+    "open": Step(open_path, ("path",), check_path),
     "execute": Step(execute, ("command",), check_command),
     "command": Step(execute, ("command",), check_command),
-    "sleep": Step(sleep, ("seconds",)),
+    "sleep": Step(sleep, ("seconds",), check_seconds),
     "download": Step(download, ("files",), check_download),
 }
