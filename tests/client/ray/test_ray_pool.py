@@ -1,0 +1,139 @@
+"""The Ray pool on a real two-node Ray cluster (issue 32), inside a network namespace
+of the test's own (netns.py): environments pinned to each node run real Tk apps on
+real Xvfb displays against a real holodeskd (OCR policy); then the worker node's
+raylet is SIGKILLed mid-rollout, an environment hangs, the driver is SIGKILLed.
+Counts are exact and no desktop outlives its environment.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.client.ray.netns import RESUME_WINDOW_S, Cluster
+
+pytestmark = [pytest.mark.x11, pytest.mark.e2e, pytest.mark.timeout(300)]
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    made = Cluster()
+    try:
+        made.start()
+        yield made
+    finally:
+        made.stop()
+    assert not made.processes(), "processes left in the test's namespace"
+
+
+@pytest.fixture
+def both_nodes(cluster: Cluster) -> Cluster:
+    if not cluster.worker_alive():
+        cluster.start_worker()
+    return cluster
+
+
+def by_name(items: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for item in items:
+        grouped.setdefault(item["name"], []).append(item)
+    return grouped
+
+
+def test_pinned_environments_then_a_lost_node(both_nodes: Cluster) -> None:
+    result = both_nodes.scenario("pinned_then_node_lost")
+    # Placement: a-* on the head (desktop_a), b-* on the worker (desktop_b).
+    assert result["placed"] == {"a-1": "a", "b-1": "b", "b-2": "b"}
+    pinned = result["pinned"]
+    assert sorted(i["name"] for i in pinned) == [
+        "ada",
+        "alan",
+        "barbara",
+        "donald",
+        "edsger",
+        "grace",
+    ]
+    for item in pinned:
+        assert item["kind"] == "trajectory"
+        assert item["outcome"] == "SUCCEEDED", item
+        assert item["success"], item["note"]
+        # The reward ran in the actor, on the node its environment was pinned to.
+        node = result["placed"][item["environment"]]
+        assert item["note"].startswith(f"node={node} "), item
+    assert {result["placed"][i["environment"]] for i in pinned} == {"a", "b"}
+
+    lost = result["node_lost"]
+    items = lost["items"]
+    # Two rollouts were mid-session on b when it died: each reported lost once, with
+    # Ray's reason, retried once on a, and finished there; the other two never left a.
+    # (The pool's counts add up over its calls: 6 rollouts before these 4.)
+    assert lost["counts"] == {
+        "done": 6 + 4, "lost": 2, "retried": 2, "given_up": 0, "hung": 0, "replaced": 2,
+    }  # fmt: skip
+    grouped = by_name(items)
+    assert sorted(grouped) == ["john", "kay", "niklaus", "tony"]
+    losses = [i for i in items if i["kind"] == "lost"]
+    assert len(losses) == 2
+    for loss in losses:
+        assert loss["environment"] in ("b-1", "b-2")
+        assert loss["retrying"]
+        assert loss["attempt"] == 1
+        assert "node" in loss["reason"].lower(), loss["reason"]
+        retried = grouped[loss["name"]]
+        assert [i["kind"] for i in retried] == ["lost", "trajectory"]
+    for name, group in grouped.items():
+        finished = [i for i in group if i["kind"] == "trajectory"]
+        assert len(finished) == 1, (name, group)  # never dropped, never twice
+        assert finished[0]["outcome"] == "SUCCEEDED", finished[0]
+        assert result["placed"].get(finished[0]["environment"], "a") == "a"
+        assert finished[0]["note"].startswith("node=a ")
+    # The daemon ended both orphaned sessions: their actors died with the node, their
+    # connections closed with them, and the daemon's resume window ran out.
+    assert lost["blocked_sessions"] == 2
+    assert lost["daemon_sessions_ended_s"] is not None
+    assert RESUME_WINDOW_S < lost["daemon_sessions_ended_s"] < RESUME_WINDOW_S + 15
+    # b's replacements wait for a node with desktop_b; none was left running.
+    assert set(lost["environments"]) == {"a-1"}
+    assert both_nodes.wait_for_no_desktops() == []
+
+
+def test_a_hung_environment_is_killed_and_replaced(cluster: Cluster) -> None:
+    result = cluster.scenario("hung")
+    assert result["first"] == "a-1"
+    hung, after = result["items"]
+    assert hung["kind"] == "lost"
+    assert (hung["name"], hung["environment"], hung["retrying"]) == ("hung", "a-1", False)
+    assert "time limit of 8 s" in hung["reason"]
+    assert after["kind"] == "trajectory"
+    assert (after["name"], after["environment"], after["outcome"]) == ("after", "a-2", "SUCCEEDED")
+    assert result["counts"] == {
+        "done": 1, "lost": 1, "retried": 0, "given_up": 1, "hung": 1, "replaced": 1,
+    }  # fmt: skip
+    assert cluster.wait_for_no_desktops() == []
+
+
+def test_a_driver_killed_with_sigkill_leaves_no_desktop(both_nodes: Cluster) -> None:
+    driver = both_nodes.spawn(
+        [__import__("sys").executable, "-m", "tests.client.ray.scenarios", "driver_killed",
+         str(both_nodes.dir / "driver.json")],
+        "driver.log",
+    )  # fmt: skip
+    ready_file = both_nodes.dir / "driver.ready"
+    deadline = time.monotonic() + 120
+    while not ready_file.exists():
+        assert driver.poll() is None, both_nodes.log("driver.log")
+        assert time.monotonic() < deadline, "the driver never got its rollouts going"
+        time.sleep(0.1)
+    ready = json.loads(ready_file.read_text())
+    assert sorted(ready["environments"].values()) == ["a", "b"]
+    desktops = both_nodes.desktops()
+    assert len([d for d in desktops if " Xvfb " in f" {d.split(' ', 1)[1]} " or "Xvfb" in d]) >= 2
+    driver.send_signal(signal.SIGKILL)
+    driver.wait(timeout=10)
+    left = both_nodes.wait_for_no_desktops(timeout_s=30)
+    assert left == [], left
