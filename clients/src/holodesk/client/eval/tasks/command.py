@@ -222,6 +222,7 @@ async def _run(args: argparse.Namespace) -> int:
         await channel.close()
     summary = summarize(layout, suite.tasks, suite.problems)
     ran = len(run_log.scored) + len(run_log.left_out)
+    summary["settings"] = manifest  # the step budget, k, instruction field, policy ...
     # This invocation's throughput (a resumed run's summary covers earlier runs too).
     summary["this_invocation"] = {
         "runs": ran,

@@ -41,7 +41,7 @@ def write_report(layout: Layout, tasks: Sequence[Task], summary: dict[str, Any])
         f"<title>holodesk eval tasks: {html.escape(layout.model)}</title>"
         f"<style>{_STYLE}</style></head><body>"
         f"<h1>Task suite results: {html.escape(layout.model)}</h1>"
-        f"<pre>{html.escape(table(summary))}</pre>"
+        f"{_settings(summary)}<pre>{html.escape(table(summary))}</pre>"
         "<table><tr><th>domain</th><th>task</th><th>run</th><th>score</th><th>ended</th>"
         "<th>steps</th><th>seconds</th><th>note</th><th>screens</th></tr>"
         + "".join(rows)
@@ -51,6 +51,14 @@ def write_report(layout: Layout, tasks: Sequence[Task], summary: dict[str, Any])
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page, encoding="utf-8")
     return path
+
+
+def _settings(summary: dict[str, Any]) -> str:
+    settings = summary.get("settings") or {}
+    if not settings:
+        return ""
+    shown = ", ".join(f"{k}: {v}" for k, v in settings.items())
+    return f"<p>{html.escape(shown)}</p>"
 
 
 def _row(layout: Layout, task: Task, repeat: int) -> str:
