@@ -81,6 +81,8 @@ def test_every_task_gets_a_fresh_desktop_and_leaves_nothing_behind(tmp_path: Pat
         assert home.is_relative_to(tmp_path)
         assert (home / "Desktop" / "a.txt").read_text() == "from the suite\n"
         assert (home / "where.txt").read_text() == f"{home}\n"
+        assert context.env()["XDG_RUNTIME_DIR"] == str(home.parent / "runtime")
+        assert "XDG_CONFIG_HOME" not in context.env()
         assert _windows(context.display, "xterm")
         assert context.bus.startswith("unix:path=")
         groups = context.processes.group_ids

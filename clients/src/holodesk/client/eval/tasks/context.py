@@ -42,6 +42,8 @@ class TaskContext:
     width: int = 1280
     height: int = 800
     bus: str = ""
+    # The task's XDG_RUNTIME_DIR (sockets, dconf's runtime files); None: the caller's.
+    runtime_dir: Path | None = None
     devtools_port: int | None = None
     # The Chromium profile folder (its DevToolsActivePort file tells the port).
     chromium_profile: Path | None = None
@@ -53,6 +55,8 @@ class TaskContext:
         env["HOME"] = str(self.home)
         env["DISPLAY"] = self.display
         env.pop("WAYLAND_DISPLAY", None)
+        if self.runtime_dir is not None:
+            env["XDG_RUNTIME_DIR"] = str(self.runtime_dir)
         if self.bus:
             env["DBUS_SESSION_BUS_ADDRESS"] = self.bus
         else:

@@ -2,9 +2,9 @@
 
 Each reset stops whatever the previous task left (its processes, its X server, its
 D-Bus bus) and makes everything anew: a new Xvfb display, a new empty HOME, a new
-cache folder, a private D-Bus session bus (so single-instance apps such as mousepad
-never hand a file to another environment's window), then runs the task's `config`
-steps against them. Every process a step starts belongs to the environment and
+cache folder, a private XDG_RUNTIME_DIR and D-Bus session bus (so single-instance
+apps such as mousepad never hand a file to another environment's window), then runs
+the task's `config` steps against them. Every process a step starts belongs to the environment and
 ends at the next reset or at close: none is left behind.
 
 It is an Environment of holodesk.client.rollouts (name, start, reset, close): the
@@ -84,9 +84,10 @@ class TaskEnvironment:
         display.start()
         run_dir = Path(tempfile.mkdtemp(prefix=f"holodesk-{self.name}-", dir=self._workdir))
         self._run_dir = run_dir
-        home, cache = run_dir / "home", run_dir / "cache"
+        home, cache, runtime = run_dir / "home", run_dir / "cache", run_dir / "runtime"
         home.mkdir()
         cache.mkdir()
+        runtime.mkdir(mode=0o700)
         context = TaskContext(
             display=display.display,
             home=home,
@@ -95,6 +96,7 @@ class TaskEnvironment:
             processes=OwnedProcesses(run_dir / "processes.log"),
             width=self.width,
             height=self.height,
+            runtime_dir=runtime,
         )
         self._context = context
         context.bus = self._start_bus(context, run_dir / "bus")
