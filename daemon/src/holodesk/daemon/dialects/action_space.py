@@ -27,6 +27,7 @@ action list, the schema and the docs, are all drawn from that one tuple.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -106,6 +107,27 @@ class Gap:
     instead: str
 
 
+# (form, args, thought) -> a complete model answer in the dialect's own syntax.
+Writer = Callable[["ActionForm", Mapping[str, Any], str], str]
+# form -> its line in the prompt's action list.
+Signature = Callable[["ActionForm"], str]
+
+
+def json_answer(note: str | None, call: str, name_key: str) -> Writer:
+    """How the JSON families (holo, hdesktop) write a whole answer: one object
+    {"note": note, "thought": ..., call: {name_key: the form's name, **its fields}}."""
+
+    def write(form: ActionForm, args: Mapping[str, Any], thought: str) -> str:
+        step = {
+            "note": note,
+            "thought": thought or f"Next: {form.name}.",
+            call: {name_key: form.name, **args},
+        }
+        return json.dumps(step, ensure_ascii=False)
+
+    return write
+
+
 def call_signature(form: ActionForm, optional: Callable[[str, ActionField], str]) -> str:
     """A form's line as the JSON families list it: `- name(field, ...): summary`, a
     point as its x and y, an optional field as `optional(its name, it)` writes it."""
@@ -114,12 +136,6 @@ def call_signature(form: ActionForm, optional: Callable[[str, ActionField], str]
         names = ["x", "y"] if f.kind == "point" else [f.name]
         shown.extend(n if f.required else optional(n, f) for n in names)
     return f"- {form.name}({', '.join(shown)}): {form.summary}"
-
-
-# (form, args, thought) -> a complete model answer in the dialect's own syntax.
-Writer = Callable[["ActionForm", Mapping[str, Any], str], str]
-# form -> its line in the prompt's action list.
-Signature = Callable[["ActionForm"], str]
 
 
 @dataclass(frozen=True)

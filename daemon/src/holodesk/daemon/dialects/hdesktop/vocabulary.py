@@ -22,7 +22,6 @@ mouseDown / moveTo / mouseUp.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -52,6 +51,7 @@ from holodesk.daemon.dialects.action_space import (
     Gap,
     Word,
     call_signature,
+    json_answer,
     key_form,
     names,
     published_forms,
@@ -506,16 +506,6 @@ GAPS = (
 )  # fmt: skip
 
 
-def _write_answer(form: ActionForm, args: Mapping[str, Any], thought: str) -> str:
-    """A whole answer: one JSON object {note, thought, tool_call}."""
-    step = {
-        "note": None,
-        "thought": thought or f"Next: {form.name}.",
-        "tool_call": {"tool_name": form.name, **args},
-    }
-    return json.dumps(step, ensure_ascii=False)
-
-
 def _signature(form: ActionForm) -> str:
     """`- click_desktop(element, x, y, button=left): ...`: an optional field's default."""
     return call_signature(form, lambda name, field: f"{name}={field.default}")
@@ -524,7 +514,7 @@ def _signature(form: ActionForm) -> str:
 def hdesktop_action_space(spec: DialectSpec) -> ActionSpace:
     return ActionSpace(
         forms=published_forms(WORDS, spec),
-        write=_write_answer,
+        write=json_answer(None, "tool_call", "tool_name"),  # {note, thought, tool_call}
         signature=_signature,
         gaps=GAPS,
         answer_format=(

@@ -17,7 +17,6 @@ field is a DialectParseError with a hint.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -51,6 +50,7 @@ from holodesk.daemon.dialects.action_space import (
     FormMaker,
     Word,
     call_signature,
+    json_answer,
     key_form,
     published_forms,
 )
@@ -614,16 +614,6 @@ WORDS: tuple[Word[Handler], ...] = (
 )  # fmt: skip
 
 
-def _write_answer(form: ActionForm, args: Mapping[str, Any], thought: str) -> str:
-    """A whole Holo answer: one JSON object {note, thought, action}."""
-    step = {
-        "note": "",
-        "thought": thought or f"Next: {form.name}.",
-        "action": {"action": form.name, **args},
-    }
-    return json.dumps(step, ensure_ascii=False)
-
-
 def _signature(form: ActionForm) -> str:
     """`- click_element(x, y, element?, ...): ...`: an optional field marked ?."""
     return call_signature(form, lambda name, field: f"{name}?")
@@ -632,7 +622,7 @@ def _signature(form: ActionForm) -> str:
 def holo_action_space(spec: DialectSpec) -> ActionSpace:
     return ActionSpace(
         forms=published_forms(WORDS, spec),
-        write=_write_answer,
+        write=json_answer("", "action", "action"),  # {note, thought, action}
         signature=_signature,
         answer_format=(
             'One JSON object {"note": str, "thought": str, "action": {"action": <name>, '
