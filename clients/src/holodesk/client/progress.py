@@ -74,6 +74,12 @@ class BatchProgress:
         if self._progress is not None and self._task is not None:
             self._progress.update(self._task, total=total)
 
+    def describe(self, description: str) -> None:
+        """A new description for the bar (running counts: done, lost, retried)."""
+        self._description = description
+        if self._progress is not None and self._task is not None:
+            self._progress.update(self._task, description=description)
+
     def advance(self, count: int = 1) -> None:
         if self._progress is not None and self._task is not None:
             self._progress.advance(self._task, count)
