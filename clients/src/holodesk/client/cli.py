@@ -42,6 +42,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "holodesk.client.locate.command",
     "holodesk.client.attach.command",
     "holodesk.client.eval.command",
+    "holodesk.client.rollouts.command",
 )
 ENTRY_POINT_GROUP = "holodesk.commands"
 
