@@ -103,7 +103,9 @@ async def test_a_folder_is_located_and_a_second_run_resumes(
             box = truth[name].get(row["description"])
             if box is None:
                 assert (row["found"], row["x"], row["y"], row["box"]) == (False, None, None, None)
+                assert row["status"] == "absent"  # OCR read the image: no such text
                 continue
+            assert row["status"] == "found"
             assert row["found"], row
             assert inside(row, box), (row, box)
             left, _, _, bottom = box

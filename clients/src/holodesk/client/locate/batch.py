@@ -4,10 +4,13 @@ Input: a folder of images with one list of descriptions for all of them, or a
 JSONL manifest of {"image": path, "descriptions": [...]} (paths relative to the
 manifest's folder). Output: one JSON line per (image, description):
 
-    {"image", "width", "height", "description", "found", "x", "y", "box", "raw_output"}
+    {"image", "width", "height", "description", "found", "x", "y", "box", "raw_output",
+     "status"}
 
 `x`, `y` and `box` ({"x", "y", "width", "height"}) are in the image's own pixels,
-null when not found (box: when the policy gives none). An image that fails gets
+null when not found (box: when the policy gives none). `status` says why not found:
+"absent" (the policy says it is not in the image), "unparseable" (its answer could not
+be read), "unreported" (a daemon too old to say); "found" otherwise. An image that fails gets
 one line {"image", "error"} and the batch goes on. All lines of an image are
 written (and synced) together, so the output is resumable: a second run skips
 every image whose lines are all there, retries those that failed, and drops a
@@ -156,6 +159,7 @@ def location_rows(
                     else {"x": box.x, "y": box.y, "width": box.width, "height": box.height}
                 ),
                 "raw_output": location.raw_output,
+                "status": location.status,
             }
         )
     return rows
