@@ -260,3 +260,50 @@ async def test_a_daemon_that_refuses_every_call_stops_the_run_before_anything_is
     assert code == ExitCode.DAEMON_ERROR
     assert "UNAVAILABLE" in err
     assert not run.exists()
+
+
+async def test_a_sample_the_daemon_refuses_is_left_out_and_named_or_stops_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records, _ = screenspot_v2_records()
+    # The contract's limit on a description is 4096 characters: the daemon refuses it.
+    long = {**records[1], "instruction": "Cancel " * 800}
+    data = layouts.write_screenspot_v2(tmp_path / "ssv2", [records[0], long, *records[2:4]])
+    async with running_daemon([OcrPolicy()]) as daemon:
+        server = daemon.running.address
+        skip = tmp_path / "skip"
+        code = await holodesk_async(
+            "eval", "grounding", "screenspot-v2", data, "--server", server, "--out", skip,
+            "-k", "1",
+        )  # fmt: skip
+        out, err = capsys.readouterr()
+        assert code == ExitCode.FAILED
+        assert "mobile-1: the daemon refused it: INVALID_ARGUMENT" in err
+        summary = json.loads((skip / "summary.json").read_text())
+        assert summary["overall"]["count"] == 3
+        assert summary["left_out_reasons"] == {"failed": 1}
+        assert summary["failures"][0]["id"] == "mobile-1"
+        assert summary["complete"] is False
+        assert "1 sample(s) failed (--resume tries them again)" in out
+
+        # Resumed: only the failed sample is asked again (and fails again).
+        code = await holodesk_async(
+            "eval", "grounding", "screenspot-v2", data, "--server", server, "--out", skip,
+            "--resume",
+        )  # fmt: skip
+        assert code == ExitCode.FAILED
+        assert "3 already answered, 1 to ask" in capsys.readouterr().err
+        assert sorted(ids(lines(skip / "predictions.jsonl"))) == [
+            "desktop-0", "mobile-0", "mobile-1", "mobile-2",
+        ]  # fmt: skip
+
+        stop = tmp_path / "stop"
+        code = await holodesk_async(
+            "eval", "grounding", "screenspot-v2", data, "--server", server, "--out", stop,
+            "-k", "1", "--on-problem", "stop",
+        )  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == ExitCode.FAILED
+    assert "stopped: sample 'mobile-1'" in err
+    assert "(--on-problem stop)" in err
+    assert ids(lines(stop / "predictions.jsonl")) == ["mobile-0", "mobile-1"]
