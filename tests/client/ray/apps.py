@@ -95,7 +95,7 @@ class FormEnvironment(XvfbEnvironment):
     def reset(self, task: RolloutTask) -> Backend:
         backend = super().reset(task)
         block_on = task.metadata.get("block_on")
-        if block_on in ("any", node() or None):
+        if block_on is not None and block_on in ("any", node()):
             marker = Path(task.metadata["gate_dir"]) / f"blocked-{self.name}"
             return replace(backend, screen=GatedScreen(backend.screen, marker))
         return backend

@@ -9,13 +9,20 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.client.ray.netns import RESUME_WINDOW_S, Cluster
+from holodesk.client.rollouts import RolloutTask
+from tests.client.ray.apps import form_task
+from tests.client.ray.netns import DAEMON, HEAD_ADDRESS, RESUME_WINDOW_S, Cluster
+
+HOLODESK = Path(sys.executable).with_name("holodesk")
 
 pytestmark = [pytest.mark.x11, pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -43,6 +50,28 @@ def by_name(items: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     for item in items:
         grouped.setdefault(item["name"], []).append(item)
     return grouped
+
+
+def test_a_driver_killed_with_sigkill_leaves_no_desktop(both_nodes: Cluster) -> None:
+    driver = both_nodes.spawn(
+        [sys.executable, "-m", "tests.client.ray.scenarios", "driver_killed",
+         str(both_nodes.dir / "driver.json")],
+        "driver.log",
+    )  # fmt: skip
+    ready_file = both_nodes.dir / "driver.ready"
+    deadline = time.monotonic() + 120
+    while not ready_file.exists():
+        assert driver.poll() is None, both_nodes.log("driver.log")
+        assert time.monotonic() < deadline, "the driver never got its rollouts going"
+        time.sleep(0.1)
+    ready = json.loads(ready_file.read_text())
+    assert sorted(ready["environments"].values()) == ["a", "b"]
+    # Two environments, each an Xvfb and a form app, each holding a session.
+    assert len(both_nodes.desktops()) == 4, both_nodes.desktops()
+    driver.send_signal(signal.SIGKILL)
+    driver.wait(timeout=10)
+    left = both_nodes.wait_for_no_desktops(timeout_s=30)
+    assert left == [], left
 
 
 def test_pinned_environments_then_a_lost_node(both_nodes: Cluster) -> None:
@@ -117,23 +146,46 @@ def test_a_hung_environment_is_killed_and_replaced(cluster: Cluster) -> None:
     assert cluster.wait_for_no_desktops() == []
 
 
-def test_a_driver_killed_with_sigkill_leaves_no_desktop(both_nodes: Cluster) -> None:
-    driver = both_nodes.spawn(
-        [__import__("sys").executable, "-m", "tests.client.ray.scenarios", "driver_killed",
-         str(both_nodes.dir / "driver.json")],
-        "driver.log",
-    )  # fmt: skip
-    ready_file = both_nodes.dir / "driver.ready"
-    deadline = time.monotonic() + 120
-    while not ready_file.exists():
-        assert driver.poll() is None, both_nodes.log("driver.log")
-        assert time.monotonic() < deadline, "the driver never got its rollouts going"
-        time.sleep(0.1)
-    ready = json.loads(ready_file.read_text())
-    assert sorted(ready["environments"].values()) == ["a", "b"]
-    desktops = both_nodes.desktops()
-    assert len([d for d in desktops if " Xvfb " in f" {d.split(' ', 1)[1]} " or "Xvfb" in d]) >= 2
-    driver.send_signal(signal.SIGKILL)
-    driver.wait(timeout=10)
-    left = both_nodes.wait_for_no_desktops(timeout_s=30)
-    assert left == [], left
+def write_tasks(path: Path, names: list[str]) -> None:
+    path.write_text("".join(json.dumps(asdict_task(form_task(n))) + "\n" for n in names))
+
+
+def asdict_task(task: RolloutTask) -> dict[str, Any]:
+    return {"task": task.task, "max_steps": task.max_steps, "metadata": dict(task.metadata)}
+
+
+def test_the_command_on_the_cluster_and_in_process(cluster: Cluster) -> None:
+    tasks = cluster.dir / "tasks.jsonl"
+    write_tasks(tasks, ["ada", "grace", "edsger"])
+    common = [
+        str(HOLODESK), "rollouts", str(tasks), "--server", DAEMON,
+        "--environment", "tests.client.ray.apps:form_environment",
+        "--reward", "tests.client.ray.apps:submitted_name", "--envs", "2",
+    ]  # fmt: skip
+    for where, extra in (
+        ("ray", ["--ray", HEAD_ADDRESS, "--resources", '{"desktop_a": 1}', "--retries", "1"]),
+        ("local", []),
+    ):
+        out = cluster.dir / f"{where}.jsonl"
+        done = subprocess.run(
+            cluster.command([*common, *extra, "--out", str(out)]),
+            env=cluster.env(),
+            cwd=cluster.dir,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        assert done.returncode == 0, (where, done.stdout, done.stderr)
+        assert "3 done, 0 lost, 0 retried, 0 given up, 3/3 succeeded" in done.stdout
+        assert done.stderr.count("done  ") == 3, done.stderr
+        lines = [json.loads(line) for line in out.read_text().splitlines()]
+        assert sorted(line["metadata"]["name"] for line in lines) == ["ada", "edsger", "grace"]
+        for line in lines:
+            assert line["kind"] == "trajectory"
+            assert line["outcome"] == "SUCCEEDED"
+            assert line["success"] is True, line["reward_note"]
+            assert line["environment"] in ("env-1", "env-2")
+            # On the cluster the reward ran on the head node (desktop_a); here in-process.
+            assert line["reward_note"].startswith("node=a " if where == "ray" else "node= ")
+            assert line["steps"]
+    assert cluster.wait_for_no_desktops() == []

@@ -277,7 +277,8 @@ def _done_line(trajectory: Trajectory) -> str:
     return shown(
         f"done  {trajectory.task.task[:50]!r} #{trajectory.sample} in {trajectory.environment}: "
         f"{trajectory.outcome.name.lower()}{scored}  ({len(trajectory.steps)} steps, "
-        f"{trajectory.seconds:.1f} s)",
+        f"{trajectory.seconds:.1f} s)"
+        + ("" if trajectory.succeeded or not trajectory.reason else f": {trajectory.reason}"),
         multiline=False,
     )
 
