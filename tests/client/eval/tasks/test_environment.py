@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from holodesk.client.eval.tasks import TaskEnvironment, read_task, rollout_task
+from holodesk.client.eval.tasks.processes import MARKER_VARIABLE, marked_processes
 from holodesk.client.eval.tasks.setup import SetupError
 
 pytestmark = [pytest.mark.x11]
@@ -63,6 +64,8 @@ def test_every_task_gets_a_fresh_desktop_and_leaves_nothing_behind(tmp_path: Pat
             {"type": "activate_window", "parameters": {"window_name": "xterm", "by_class": True}},
             # A shell whose children live on: the whole group belongs to the environment.
             {"type": "launch", "parameters": {"command": "sleep 300 & sleep 301", "shell": True}},
+            # One that leaves its group (as xterm's shell does): found by its marker.
+            {"type": "launch", "parameters": {"command": ["setsid", "-f", "sleep", "302"]}},
             {
                 "type": "download",
                 "parameters": {"files": [{"url": "files/start.txt", "path": "~/Desktop/a.txt"}]},
@@ -86,8 +89,10 @@ def test_every_task_gets_a_fresh_desktop_and_leaves_nothing_behind(tmp_path: Pat
         assert _windows(context.display, "xterm")
         assert context.bus.startswith("unix:path=")
         groups = context.processes.group_ids
-        assert len(groups) == 3  # dbus-daemon, xterm, the shell (execute ran to its end)
+        assert len(groups) == 4  # dbus-daemon, xterm, the shell, setsid (execute ended)
         first_bus = context.bus
+        marker = context.processes.marker
+        assert len(marked_processes(MARKER_VARIABLE, marker)) >= 6  # + xterm's shell, sleeps
 
         environment.reset(rollout_task(second)).close()
         fresh = environment.context
@@ -97,6 +102,7 @@ def test_every_task_gets_a_fresh_desktop_and_leaves_nothing_behind(tmp_path: Pat
         assert fresh.bus != first_bus
         assert not _windows(fresh.display, "xterm")  # a new X server: no old window
         assert not any(_alive(g) for g in groups)
+        assert marked_processes(MARKER_VARIABLE, marker) == []
         last_groups = fresh.processes.group_ids
     assert not any(_alive(g) for g in last_groups)
     assert not fresh.home.exists()

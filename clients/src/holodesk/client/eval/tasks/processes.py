@@ -3,7 +3,12 @@
 Every process runs in a process group of its own (a new session), so ending the
 group ends whatever the app forked too (Chromium's helpers, a shell's children).
 Reset and close end every group, first asking (SIGTERM), then telling (SIGKILL):
-no app of one task lives on into the next."""
+no app of one task lives on into the next.
+
+Some processes leave their group: xterm puts its shell in a session of its own, a
+daemon double-forks and calls setsid. Every process started here carries a marker
+in its environment (MARKER_VARIABLE, inherited by whatever it starts), so those are
+found (/proc/<pid>/environ) and ended too."""
 
 from __future__ import annotations
 
@@ -18,6 +23,8 @@ from pathlib import Path
 from typing import IO
 
 STOP_GRACE_S = 3.0
+# In the environment of every process a task starts: which OwnedProcesses owns it.
+MARKER_VARIABLE = "HOLODESK_TASK_PROCESSES"
 
 
 @dataclass(frozen=True)
@@ -39,6 +46,11 @@ class OwnedProcesses:
         self._log_path = log
         self._log: IO[bytes] | None = None
         self._groups: list[subprocess.Popen[bytes]] = []
+        # Unique to this owner: its log's path (one per run of a task).
+        self.marker = str(log.resolve())
+
+    def _env(self, env: Mapping[str, str]) -> dict[str, str]:
+        return {**env, MARKER_VARIABLE: self.marker}
 
     def start(
         self,
@@ -54,7 +66,7 @@ class OwnedProcesses:
         process = subprocess.Popen(
             command if shell or not isinstance(command, str) else [command],
             shell=shell,
-            env=dict(env),
+            env=self._env(env),
             cwd=cwd,
             stdin=subprocess.DEVNULL,
             stdout=self._log,
@@ -78,7 +90,7 @@ class OwnedProcesses:
         process = subprocess.Popen(
             command if shell or not isinstance(command, str) else [command],
             shell=shell,
-            env=dict(env),
+            env=self._env(env),
             cwd=cwd,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -118,9 +130,29 @@ class OwnedProcesses:
                 _signal_group(process.pid, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=STOP_GRACE_S)
+            # A killed process takes a moment to be gone: return only once it is.
+            gone_by = time.monotonic() + STOP_GRACE_S
+            while _group_alive(process.pid) and time.monotonic() < gone_by:
+                time.sleep(0.01)
+        self._stop_strays()
         if self._log is not None:
             self._log.close()
             self._log = None
+
+    def _stop_strays(self) -> None:
+        """End the processes that left their group but carry this owner's marker."""
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            strays = marked_processes(MARKER_VARIABLE, self.marker)
+            if not strays:
+                return
+            for pid in strays:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, sig)
+            deadline = time.monotonic() + (0.5 if sig == signal.SIGTERM else STOP_GRACE_S)
+            while marked_processes(MARKER_VARIABLE, self.marker):
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.02)
 
 
 def _signal_group(group: int, sig: signal.Signals) -> None:
@@ -156,3 +188,24 @@ def _has_live_member(group: int) -> bool:
         if len(fields) > 2 and int(fields[2]) == group and fields[0] != "Z":
             return True
     return False
+
+
+def marked_processes(variable: str, value: str) -> list[int]:
+    """Live processes (zombies aside) whose environment sets `variable` to `value`."""
+    wanted = f"{variable}={value}".encode()
+    found: list[int] = []
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return found
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if wanted not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state != "Z":
+            found.append(int(entry.name))
+    return found
