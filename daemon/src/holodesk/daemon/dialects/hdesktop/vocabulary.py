@@ -401,52 +401,204 @@ def _read_answer(obj: Obj, spec: DialectSpec, geo: ImageGeometry) -> ToolEffect:
     return ToolEffect((Done(text(obj, "content", required=False)),))
 
 
+# --- the tools written back: actions -> the arguments of the call they came from --------
+# A session keeps actions, not tool calls (render.py), so what the actions cannot say is
+# gone: element descriptions come back empty, and where two calls do the same thing the
+# plainer one is shown (write_desktop with only press_enter is hotkey_desktop ["enter"]).
+
+Arguments = dict[str, Any]
+Actions = tuple[ActionKind, ...]
+
+
+def _model_xy(point: Point, geometry: ImageGeometry | None) -> Arguments:
+    if geometry is None:  # no frame size known: frame pixels
+        return {"x": round(point.x), "y": round(point.y)}
+    model = geometry.to_model(point)
+    if geometry.convention is CoordinateConvention.UNIT:
+        return {"x": round(model.x, 4), "y": round(model.y, 4)}
+    return {"x": round(model.x), "y": round(model.y)}
+
+
+def _back_update_plan(acts: Actions, geo: ImageGeometry | None, plan: Plan) -> Arguments | None:
+    if acts or plan is None:
+        return None
+    return {"goals": [{"title": g.title, "status": g.status} for g in plan]}
+
+
+def _back_write(acts: Actions, geo: ImageGeometry | None, plan: Plan) -> Arguments | None:
+    if not acts:  # a step that did nothing, and set no plan
+        return {"content": ""}
+    rest = list(acts)
+    overwrite = rest[:2] == [SELECT_ALL, DELETE]
+    if overwrite:
+        rest = rest[2:]
+    content = ""
+    head = rest[0] if rest else None
+    if isinstance(head, TypeText):
+        content = head.text
+        rest = rest[1:]
+    press_enter = rest == [ENTER]
+    if press_enter:
+        rest = []
+    if rest or not (content or overwrite):
+        return None  # a lone Enter is a hotkey
+    args: Arguments = {"content": content}
+    if press_enter:
+        args["press_enter"] = True
+    if overwrite:
+        args["overwrite"] = True
+    return args
+
+
+def _back_click(acts: Actions, geo: ImageGeometry | None, plan: Plan) -> Arguments | None:
+    match acts:
+        case (Click(point=p, button=b, count=1, modifiers=()),) if b.value in schema.BUTTONS:
+            args = {"element": "", **_model_xy(p, geo)}
+            return args if b is MouseButton.LEFT else {**args, "button": b.value}
+    return None
+
+
+def _back_double_click(acts: Actions, geo: ImageGeometry | None, plan: Plan) -> Arguments | None:
+    match acts:
+        case (Click(point=p, button=MouseButton.LEFT, count=2, modifiers=()),):
+            return {"element": "", **_model_xy(p, geo)}
+    return None
+
+
+def _back_move(acts: Actions, geo: ImageGeometry | None, plan: Plan) -> Arguments | None:
+    match acts:
+        case (Move(point=p),):
+            return {"element": "", **_model_xy(p, geo)}
+    return None
+
+
+def _back_drag(acts: Actions, geo: ImageGeometry | None, plan: Plan) -> Arguments | None:
+    match acts:
+        case (
+            MouseDown(button=MouseButton.LEFT, point=None),
+            MouseUp(button=MouseButton.LEFT, point=Point() as p),
+        ):
+            return {"element": "", **_model_xy(p, geo)}
+    return None
+
+
+def _back_scroll(acts: Actions, geo: ImageGeometry | None, plan: Plan) -> Arguments | None:
+    match acts:
+        case (Scroll(point=p, dx=dx, dy=dy),) if (dx == 0) != (dy == 0) and abs(
+            dx + dy
+        ) <= schema.MAX_SCROLL:
+            direction = ("right" if dx > 0 else "left") if dx else ("down" if dy > 0 else "up")
+            return {
+                "element": "",
+                **_model_xy(p, geo),
+                "direction": direction,
+                "scroll_size": abs(dx + dy),
+            }
+    return None
+
+
+def _back_key(kind: type[KeyDown] | type[KeyUp]) -> Back:
+    def back(acts: Actions, geo: ImageGeometry | None, plan: Plan) -> Arguments | None:
+        if len(acts) == 1 and isinstance(acts[0], kind):
+            return {"key": acts[0].key}
+        return None
+
+    return back
+
+
+def _back_hotkey(acts: Actions, geo: ImageGeometry | None, plan: Plan) -> Arguments | None:
+    first = acts[0] if acts else None
+    if (
+        isinstance(first, KeyChord)
+        and 1 <= len(first.keys) <= schema.MAX_HOTKEY_KEYS
+        and len(acts) <= schema.MAX_REPEAT
+        and all(a == first for a in acts)
+    ):
+        args: Arguments = {"keys": list(first.keys)}
+        return args if len(acts) == 1 else {**args, "repeat_count": len(acts)}
+    return None
+
+
+def _back_hold_and_tap(acts: Actions, geo: ImageGeometry | None, plan: Plan) -> Arguments | None:
+    hold = [a.key for a in acts if isinstance(a, KeyDown)]
+    n = len(hold)
+    if not 1 <= n <= schema.MAX_HOLD_KEYS or len(acts) < 2 * n + 1:
+        return None
+    downs, taps, ups = acts[:n], acts[n : len(acts) - n], acts[len(acts) - n :]
+    if list(downs) != [KeyDown(k) for k in hold] or list(ups) != [KeyUp(k) for k in reversed(hold)]:
+        return None
+    if not 1 <= len(taps) <= schema.MAX_TAP_KEYS or not all(
+        isinstance(t, KeyChord) and len(t.keys) == 1 for t in taps
+    ):
+        return None
+    tap_keys = [t.keys[0] for t in taps if isinstance(t, KeyChord)]
+    return {"hold_keys": hold, "tap_keys": tap_keys}
+
+
+def _back_answer(acts: Actions, geo: ImageGeometry | None, plan: Plan) -> Arguments | None:
+    if len(acts) == 1 and isinstance(acts[0], Done):
+        return {"content": acts[0].answer}
+    return None
+
+
 # --- the vocabulary ------------------------------------------------------------------------
+
+
+Plan = tuple[Goal, ...] | None
+# (a step's actions, its geometry, its plan) -> the arguments of the call that parses to
+# them (None: not this tool).
+Back = Callable[[Actions, ImageGeometry | None, Plan], Arguments | None]
 
 
 @dataclass(frozen=True)
 class Tool:
-    """What the parser runs for a tool, and its parameters' schema (schema.py)."""
+    """What the parser runs for a tool, its parameters' schema (schema.py), and the
+    inverse of `effect`, for the history (render.py)."""
 
     effect: Handler
     parameters: schema.ParameterMaker
+    back: Back
 
 
 # The harness's own order, which the schema's tools and the prompt's tool list follow.
 WORDS: tuple[Word[Tool], ...] = (
-    Word("update_plan", Tool(_read_update_plan, schema.update_plan), (_update_plan,)),
-    Word("write_desktop", Tool(_read_write, schema.write), (_write,)),
-    Word("click_desktop", Tool(_read_click, schema.click), (_click,)),
+    Word("update_plan", Tool(_read_update_plan, schema.update_plan, _back_update_plan),
+         (_update_plan,)),
+    Word("write_desktop", Tool(_read_write, schema.write, _back_write), (_write,)),
+    Word("click_desktop", Tool(_read_click, schema.click, _back_click), (_click,)),
     Word("double_click_desktop",
-         Tool(_read_double_click, schema.at_point("Double-click at (x, y).")),
+         Tool(_read_double_click, schema.at_point("Double-click at (x, y)."), _back_double_click),
          (_at_form("Double-click at (x, y) with the left button.",
                    "the element to double-click", "report.pdf", _P, (Click(_P, count=2),)),)),
-    Word("move_to_desktop", Tool(_read_move, schema.at_point("Move the pointer to (x, y).")),
+    Word("move_to_desktop",
+         Tool(_read_move, schema.at_point("Move the pointer to (x, y)."), _back_move),
          (_at_form("Move the pointer to (x, y) without clicking (hover; where a drag starts).",
                    "the element to point at", "the card", _P, (Move(_P),)),)),
     Word("drag_to_desktop",
          Tool(_read_drag, schema.at_point(
-             "Press the left button where the pointer is, move to (x, y), release.")),
+             "Press the left button where the pointer is, move to (x, y), release."),
+              _back_drag),
          (_at_form("Press the left button where the pointer is now, move to (x, y), release; "
                    "move_to_desktop first sets where the drag starts.",
                    "where the drag ends", "the Done column", _Q,
                    (MouseDown(MouseButton.LEFT), MouseUp(MouseButton.LEFT, _Q))),)),
-    Word("scroll_desktop", Tool(_read_scroll, schema.scroll), (_scroll,)),
+    Word("scroll_desktop", Tool(_read_scroll, schema.scroll, _back_scroll), (_scroll,)),
     Word("key_down_desktop",
          Tool(_read_key_down, schema.one_key(
              "Press a key and keep it down (release it with key_up_desktop).",
-             "the key to press")),
+             "the key to press"), _back_key(KeyDown)),
          (key_form(KeyDown, "Press a key and keep it down (across clicks); release it with "
                    "key_up_desktop.", _key("key", "the key to press")),)),
     Word("key_up_desktop",
          Tool(_read_key_up, schema.one_key(
-             "Release a key pressed with key_down_desktop.", "the key to release")),
+             "Release a key pressed with key_down_desktop.", "the key to release"),
+              _back_key(KeyUp)),
          (key_form(KeyUp, "Release a key pressed with key_down_desktop.",
                    _key("key", "the key to release")),)),
-    Word("hotkey_desktop", Tool(_read_hotkey, schema.hotkey), (_hotkey,)),
-    Word("hold_and_tap_key_desktop", Tool(_read_hold_and_tap, schema.hold_and_tap),
-         (_hold_and_tap,)),
-    Word("answer", Tool(_read_answer, schema.answer), (_answer,)),
+    Word("hotkey_desktop", Tool(_read_hotkey, schema.hotkey, _back_hotkey), (_hotkey,)),
+    Word("hold_and_tap_key_desktop",
+         Tool(_read_hold_and_tap, schema.hold_and_tap, _back_hold_and_tap), (_hold_and_tap,)),
+    Word("answer", Tool(_read_answer, schema.answer, _back_answer), (_answer,)),
 )  # fmt: skip
 
 TOOL_NAMES = names(WORDS)
