@@ -1,6 +1,7 @@
 """Runs a suite: every task k times, each run in a fresh environment, N environments
-at once through run_rollouts, each scored by its evaluator (the rollout's reward) and
-written in OSWorld's layout as it finishes (results.py).
+at once (a worker per environment taking runs from one queue), each run a rollout of
+run_rollouts scored by its evaluator (the rollout's reward) and written in OSWorld's
+layout as it finishes (results.py), its frames let go then.
 
 The seam: environments come from `environment_factory(i)`, anything with the
 Environment protocol (rollouts/environments.py) whose `context` is a TaskContext
@@ -17,6 +18,7 @@ result.txt: it is counted as left out, said so, and run again on --resume."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +26,7 @@ from typing import Any
 
 import grpc.aio
 
+from holodesk.client.channel import open_channel
 from holodesk.client.eval.tasks.environment import TaskEnvironment
 from holodesk.client.eval.tasks.model import Suite, Task
 from holodesk.client.eval.tasks.results import Layout, write_run
@@ -127,26 +130,29 @@ async def run_suite(
         return run_log
     factory = environment_factory or default_environments()
     pool: Sequence[Environment] = [factory(i) for i in range(min(environments, len(jobs)))]
+    queue: asyncio.Queue[RolloutTask] = asyncio.Queue()
+    for job in jobs:
+        queue.put_nowait(job)
+    channel = open_channel(server, options.channel) if isinstance(server, str) else server
 
-    def finished(trajectory: Trajectory) -> None:
-        record_run(layout, trajectory, run_log)
-        if on_run is not None:
-            on_run(trajectory)
+    async def work(environment: Environment) -> None:
+        # One environment, one run at a time; each run is recorded (and its frames let
+        # go) as it ends, so a long suite never holds more than N runs in memory.
+        while not queue.empty():
+            trajectory = await run_one(channel, queue.get_nowait(), environment, options=options)
+            record_run(layout, trajectory, run_log)
+            if on_run is not None:
+                on_run(trajectory)
 
     try:
-        await run_rollouts(
-            server,
-            jobs,
-            pool,
-            reward=task_reward(),
-            max_steps=max_steps,
-            keep_frames=True,
-            options=options,
-            on_trajectory=finished,
-        )
+        async with asyncio.TaskGroup() as group:
+            for environment in pool:
+                group.create_task(work(environment))
     finally:
         for environment in pool:
-            environment.close()
+            await asyncio.to_thread(environment.close)
+        if isinstance(server, str):
+            await channel.close()
     for task in suite.tasks:
         layout.finish_task(task)
     return run_log
