@@ -13,11 +13,11 @@ built-in dialects (specs), and ending in `FAMILY`:
 
 The shared core is the rest of this folder: spec.py (a dialect as data), dialect.py
 (a spec bound to its parser), action_space.py (forms, examples, gaps, words),
-prompt.py and tool_prompt.py (the conversation layouts), tool_dialect.py (native
-tool calling), coords.py and images.py (coordinates and resize rules), values.py
-(typed readers, keys), jsontext.py (JSON in model text), schema_views.py, base.py,
-family.py and registry.py, which names the families (one line each). Adding a
-family: docs/dialects/adding-a-family.md.
+form_schema.py (a JSON schema drawn from forms), prompt.py and tool_prompt.py (the
+conversation layouts), tool_dialect.py (native tool calling), coords.py and images.py
+(coordinates and resize rules), values.py (typed readers, keys), jsontext.py (JSON in
+model text), schema_views.py, base.py, family.py and registry.py, which names the
+families (one line each). Adding a family: docs/dialects/adding-a-family.md.
 
 Import from here: `get_dialect`, `load_dialect`, `Dialect`, `DialectParseError`.
 """

@@ -68,7 +68,7 @@ def step_messages(
     return tuple(messages)
 
 
-# The pieces every conversation layout shares (this module's, hdesktop_prompt's and
+# The pieces every conversation layout shares (this module's, hdesktop/prompt.py's and
 # tool_prompt's): one place for each, so the layouts cannot drift apart in them.
 
 
