@@ -84,7 +84,8 @@ def test_postconfig_runs_before_the_getters(tmp_path: Path) -> None:
         assert evaluate(task, context, failed_on_purpose=False).score == 1.0
 
 
-def test_a_failed_postconfig_step_scores_zero_and_says_which(tmp_path: Path) -> None:
+def test_a_failed_postconfig_step_is_said_and_scoring_goes_on(tmp_path: Path) -> None:
+    """As OSWorld, whose evaluate() does not check its postconfig's outcome."""
     evaluator = {
         "postconfig": [{"type": "launch", "parameters": {"command": ["no-such-program-x"]}}],
         "func": "exact_match",
@@ -94,9 +95,10 @@ def test_a_failed_postconfig_step_scores_zero_and_says_which(tmp_path: Path) -> 
     task = _task(tmp_path, evaluator)
     with bare_context(tmp_path / "env") as context:
         scored = evaluate(task, context, failed_on_purpose=False)
-    assert scored.score == 0.0
-    assert "task t: postconfig step 1 (launch) failed: 'no-such-program-x' is not installed" in (
-        scored.note
+    assert scored.score == 1.0
+    assert scored.note == (
+        "task t: postconfig step 1 (launch) failed: 'no-such-program-x' is not installed "
+        "(not found on PATH); exact_match: 1"
     )
 
 

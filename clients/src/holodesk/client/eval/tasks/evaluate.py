@@ -1,6 +1,7 @@
 """Scores a finished task by its evaluator, exactly as OSWorld's DesktopEnv.evaluate:
 
-1. postconfig steps run (after the session, before any getter);
+1. postconfig steps run (after the session, before any getter; one that fails is
+   said in the note, and scoring goes on, as OSWorld does not check them);
 2. `infeasible`: 1 when the agent failed on purpose, else 0; any other task the
    agent failed on purpose scores 0 without reading anything;
 3. one metric: metric(result, expected, **options), or metric(result, **options)
@@ -45,7 +46,15 @@ def evaluate(task: Task, context: TaskContext, *, failed_on_purpose: bool) -> Sc
     try:
         run_steps(evaluator.postconfig, context, task_id=task.id, where="postconfig")
     except SetupError as error:
-        return Score(0.0, str(error))
+        # OSWorld scores on whatever state there is: its postconfig's outcome is not
+        # checked. The failure goes into the note.
+        scored = _score(task, context, failed_on_purpose=failed_on_purpose)
+        return Score(scored.score, f"{error}; {scored.note}")
+    return _score(task, context, failed_on_purpose=failed_on_purpose)
+
+
+def _score(task: Task, context: TaskContext, *, failed_on_purpose: bool) -> Score:
+    evaluator = task.evaluator
     if evaluator.infeasible:
         if failed_on_purpose:
             return Score(1.0, "infeasible, and the agent failed on purpose")
