@@ -145,6 +145,68 @@ def _read_wait(item: Item, where: str, spec: DialectSpec, geo: ImageGeometry) ->
     return Wait(round(seconds * 1000))
 
 
+# --- the computer actions written back: an action -> its item's fields besides "action" --
+
+Fields = dict[str, Any]
+
+
+def _model_xy(point: Point, geometry: ImageGeometry | None) -> list[float]:
+    if geometry is None:  # no frame size known: frame pixels, said as they are
+        return [round(point.x, 1), round(point.y, 1)]
+    model = geometry.to_model(point)
+    return [round(model.x, 4), round(model.y, 4)]
+
+
+def _back_click(button: MouseButton, count: int) -> ComputerBack:
+    def back(action: ActionKind, geo: ImageGeometry | None) -> Fields | None:
+        match action:
+            case Click(point=p, button=b, count=c, modifiers=()) if (b, c) == (button, count):
+                return {"coordinate": _model_xy(p, geo)}
+        return None
+
+    return back
+
+
+def _back_move(action: ActionKind, geo: ImageGeometry | None) -> Fields | None:
+    match action:
+        case Move(point=p):
+            return {"coordinate": _model_xy(p, geo)}
+    return None
+
+
+def _back_drag(action: ActionKind, geo: ImageGeometry | None) -> Fields | None:
+    match action:
+        case Drag(path=(start, end), button=MouseButton.LEFT, modifiers=(), duration_ms=0):
+            return {"start_coordinate": _model_xy(start, geo), "coordinate": _model_xy(end, geo)}
+    return None
+
+
+def _back_type(action: ActionKind, geo: ImageGeometry | None) -> Fields | None:
+    return {"text": action.text} if isinstance(action, TypeText) else None
+
+
+def _back_key_press(action: ActionKind, geo: ImageGeometry | None) -> Fields | None:
+    match action:
+        case KeyChord(keys=k) if 1 <= len(k) <= MAX_KEYS:
+            return {"keys": list(k)}
+    return None
+
+
+def _back_scroll(action: ActionKind, geo: ImageGeometry | None) -> Fields | None:
+    match action:
+        case Scroll(point=p, dx=dx, dy=dy) if (dx == 0) != (dy == 0) and abs(dx + dy) <= MAX_SCROLL:
+            direction = ("right" if dx > 0 else "left") if dx else ("down" if dy > 0 else "up")
+            return {
+                "coordinate": _model_xy(p, geo),
+                "scroll_parameters": {"scroll_direction": direction, "scroll_amount": abs(dx + dy)},
+            }
+    return None
+
+
+def _back_wait(action: ActionKind, geo: ImageGeometry | None) -> Fields | None:
+    return {"duration": action.duration_ms / 1000} if isinstance(action, Wait) else None
+
+
 # --- the computer actions: forms -----------------------------------------------------------
 
 _COORD = ActionField("coordinate", "point", "[x, y] in 0-1")
@@ -177,45 +239,55 @@ def _wait_form(name: str, spec: DialectSpec) -> ActionForm:
     return ActionForm(f"computer.{name}", "Wait duration seconds.", (field,), (example,))
 
 
+# (the action object, where it is in the call, spec, geometry) -> the contract action.
+ComputerReader = Callable[[Item, str, DialectSpec, ImageGeometry], ActionKind]
+# (a contract action, the step's geometry) -> the fields of the item that reads as it
+# (None: not this action).
+ComputerBack = Callable[[ActionKind, ImageGeometry | None], Fields | None]
+
+
 @dataclass(frozen=True)
 class ComputerAction:
-    """What the parser runs for a computer action, and its schema (schema.py)."""
+    """What the parser runs for a computer action, its schema (schema.py), and the
+    inverse of `read`, for the history (render.py)."""
 
     read: ComputerReader
     properties: schema.Properties
     description: str
+    back: ComputerBack
 
-
-# (the action object, where it is in the call, spec, geometry) -> the contract action.
-ComputerReader = Callable[[Item, str, DialectSpec, ImageGeometry], ActionKind]
 
 COMPUTER: tuple[Word[ComputerAction], ...] = (
     *(
-        Word(name, ComputerAction(_clicker(button, count), schema.at, description),
+        Word(name, ComputerAction(_clicker(button, count), schema.at, description,
+                            _back_click(button, count)),
              (_click_form(name),))
         for name, (button, count, description) in CLICKS.items()
     ),
     Word("mouse_move",
-         ComputerAction(_read_move, schema.at, "Move the pointer to coordinate (hover)."),
+         ComputerAction(_read_move, schema.at, "Move the pointer to coordinate (hover).",
+                        _back_move),
          (_computer_form("Move the pointer to coordinate.", (_COORD,),
                          (Example({"coordinate": _XY}, (Move(_P),)),)),)),
     Word("left_click_drag",
          ComputerAction(_read_drag, schema.drag, "Press the left button at start_coordinate, "
-                        "move to coordinate, release."),
+                        "move to coordinate, release.", _back_drag),
          (_computer_form(
              "Drag with the left button from start_coordinate to coordinate.",
              (ActionField("start_coordinate", "point", "[x, y] in 0-1, where it starts"), _COORD),
              (Example({"start_coordinate": _XY, "coordinate": [_Q.x, _Q.y]},
                       (Drag((_P, _Q)),)),)),)),
     Word("type",
-         ComputerAction(_read_type, schema.type_text, "Type text where the keyboard focus is."),
+         ComputerAction(_read_type, schema.type_text, "Type text where the keyboard focus is.",
+                        _back_type),
          (_computer_form("Type text where the keyboard focus is.",
                          (ActionField("text", "text", "the text"),),
                          (Example({"text": "Quarterly report"},
                                   (TypeText("Quarterly report"),)),)),)),
     Word("key_press",
          ComputerAction(_read_key_press, schema.key_press,
-                        'Press keys together, e.g. ["ctrl", "c"], or one key, e.g. ["enter"].'),
+                        'Press keys together, e.g. ["ctrl", "c"], or one key, e.g. ["enter"].',
+                        _back_key_press),
          (_computer_form("Press keys together (a shortcut, or one key).",
                          (ActionField("keys", "keys", "keys pressed together", min_items=1,
                                       max_items=MAX_KEYS),),
@@ -223,7 +295,7 @@ COMPUTER: tuple[Word[ComputerAction], ...] = (
                           Example({"keys": ["enter"]}, (KeyChord(("enter",)),)))),)),
     Word("scroll",
          ComputerAction(_read_scroll, schema.scroll,
-                        "Move the pointer to coordinate, then turn the wheel."),
+                        "Move the pointer to coordinate, then turn the wheel.", _back_scroll),
          (_computer_form(
              "Turn the wheel at coordinate: scroll_parameters {scroll_direction "
              f"up/down/left/right, scroll_amount 1-{MAX_SCROLL} notches}}.",
@@ -236,7 +308,8 @@ COMPUTER: tuple[Word[ComputerAction], ...] = (
                  for d, (dx, dy) in DIRECTIONS.items()
              )),)),
     Word("wait",
-         ComputerAction(_read_wait, schema.wait, "Wait this many seconds, then look again."),
+         ComputerAction(_read_wait, schema.wait, "Wait this many seconds, then look again.",
+                        _back_wait),
          (_wait_form,)),
 )  # fmt: skip
 
@@ -260,6 +333,52 @@ def _computer(item: Any, index: int, spec: DialectSpec, geo: ImageGeometry) -> A
             f"{where}.action is {brief(kind)}", "Use one of: " + ", ".join(ACTIONS) + "."
         )
     return action.read(item, where, spec, geo)
+
+
+# --- the tools written back: a step's actions -> the arguments of its call -------------
+
+
+def _back_navigate(acts: tuple[ActionKind, ...], geo: ImageGeometry | None) -> Fields | None:
+    match acts:
+        case (Navigate(url=u),):
+            return {"url": u}
+    for word, chord in HISTORY.items():
+        if acts == (chord,):
+            return {"url": word}
+    return None
+
+
+def _back_computer(acts: tuple[ActionKind, ...], geo: ImageGeometry | None) -> Fields | None:
+    items = [_item(a, geo) for a in acts]
+    if not items or len(items) > MAX_ACTIONS or any(i is None for i in items):
+        return None
+    return {"actions": items}
+
+
+def _item(action: ActionKind, geo: ImageGeometry | None) -> Fields | None:
+    for word in COMPUTER:
+        fields = word.read.back(action, geo)
+        if fields is not None:
+            return {"action": word.name, **fields}
+    return None
+
+
+def _back_tabs_create(acts: tuple[ActionKind, ...], geo: ImageGeometry | None) -> Fields | None:
+    match acts:
+        case (KeyChord(keys=keys), Navigate(url=u)) if keys == NEW_TAB.keys:
+            return {"url": u}
+        case (KeyChord(keys=keys),) if keys == NEW_TAB.keys:
+            return {"url": ""}
+    return None
+
+
+def _back_terminate(acts: tuple[ActionKind, ...], geo: ImageGeometry | None) -> Fields | None:
+    match acts:
+        case (Done(answer=a),):
+            return {"status": "success", "answer": a}
+        case (Fail(reason=r),):
+            return {"status": "failure", "answer": r}
+    return None
 
 
 # --- the tools -----------------------------------------------------------------------------
@@ -322,13 +441,23 @@ def _tool_form(summary: str, fields: tuple[ActionField, ...],
     return make
 
 
+# (a step's actions, its geometry) -> the arguments of the call that reads as them
+# (None: not this tool).
+ToolBack = Callable[[tuple[ActionKind, ...], ImageGeometry | None], Fields | None]
+
+
 @dataclass(frozen=True)
 class Tool:
-    """What the parser runs for a tool call, what the tool does in words, its parameters."""
+    """What the parser runs for a tool call, what the tool does in words, its
+    parameters, and the inverse of `effect` for the history (render.py; None: never
+    written back). `asked_last`: the tool says what others say too (computer's
+    key_press is also a ctrl+t), so the history asks it after them."""
 
     effect: Effect
     description: str
     parameters: Callable[[DialectSpec], dict[str, Any]]
+    back: ToolBack | None = None
+    asked_last: bool = False
 
 
 def _computer_parameters(spec: DialectSpec) -> dict[str, Any]:
@@ -342,18 +471,18 @@ TOOLS: tuple[Word[Tool], ...] = (
     Word("navigate",
          Tool(_read_navigate,
               'Open a URL in the browser, or go "back" or "forward" in its history.',
-              schema.navigate),
+              schema.navigate, _back_navigate),
          (_tool_form('Open a URL; "back" and "forward" go through the history.', (_URL,),
                      (Example({"url": "https://example.com"}, (Navigate("https://example.com"),)),
                       Example({"url": "back"}, (HISTORY["back"],)))),)),
     Word("computer",
          Tool(_read_computer,
               "Use the mouse and keyboard: the actions run in order, then a new screenshot "
-              "comes.", _computer_parameters),
+              "comes.", _computer_parameters, _back_computer, asked_last=True),
          tuple((w.name, make) for w in COMPUTER for _, make in w.published())),
     Word("tabs_create",
          Tool(_read_tabs_create, "Open a new browser tab, at url when one is given.",
-              schema.tabs_create),
+              schema.tabs_create, _back_tabs_create),
          (_tool_form("Open a new tab (ctrl+t), then the URL when one is given.", (_URL,),
                      (Example({"url": "https://example.com"},
                               (NEW_TAB, Navigate("https://example.com"))),)),)),
@@ -366,7 +495,7 @@ TOOLS: tuple[Word[Tool], ...] = (
     Word("terminate",
          Tool(_read_terminate,
               "End the task: status success with the answer, or failure saying why.",
-              schema.terminate),
+              schema.terminate, _back_terminate),
          (_tool_form("End the task: success with the answer, or failure with why.",
                      (ActionField("status", "choice", "how it ended",
                                   choices=("success", "failure")),
