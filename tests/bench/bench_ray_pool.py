@@ -107,6 +107,7 @@ async def _throughput(kind: str, envs: int, rollouts: int) -> dict[str, Any]:
 _KINDS = (
     ("Xvfb", lambda name, line: name == "Xvfb"),
     ("apps", lambda name, line: "holodesk.client.demo.form_app" in line),
+    # The daemon with its OCR (tesseract) children: the policy's cost.
     ("holodeskd", lambda name, line: "holodesk.daemon.cli" in line),
     ("client", lambda name, line: "tests.bench.bench_ray_pool" in line),
     ("Ray, idle", lambda name, line: "ray" in line),
@@ -141,8 +142,14 @@ class _CpuMeter:
                     self.kind[process.pid] = next(
                         (k for k, test in _KINDS if test(process.name(), line)), "other"
                     )
+                kind = self.kind[process.pid]
+                if self.kind.get(process.ppid()) == "holodeskd":
+                    continue  # the daemon's OCR workers: counted in its children's time
                 times = process.cpu_times()
-                self.last[process.pid] = times.user + times.system
+                used = times.user + times.system
+                if kind == "holodeskd":
+                    used += times.children_user + times.children_system
+                self.last[process.pid] = used
                 self.rss[process.pid] = process.memory_info().rss
             except (OSError, self._psutil.Error):
                 continue

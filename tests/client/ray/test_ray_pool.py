@@ -123,6 +123,10 @@ def test_pinned_environments_then_a_lost_node(both_nodes: Cluster) -> None:
         assert finished[0]["note"].startswith("node=a ")
     # The daemon ended both orphaned sessions: their actors died with the node, their
     # connections closed with them, and the daemon's resume window ran out.
+    print(
+        f"the daemon ended the lost node's sessions {lost['daemon_sessions_ended_s']:.1f} s "
+        f"after its raylet's SIGKILL (resume window {RESUME_WINDOW_S:g} s)"
+    )
     assert lost["blocked_sessions"] == 2
     assert lost["daemon_sessions_ended_s"] is not None
     assert RESUME_WINDOW_S < lost["daemon_sessions_ended_s"] < RESUME_WINDOW_S + 15

@@ -218,6 +218,11 @@ class RayPool:
         except Exception as error:
             self._ray.kill(actor, no_restart=True)
             raise EnvironmentStartError(f"environment {name}: {_short(error)}") from error
+        except BaseException:
+            # Cancelled (the pool closes while it waits for room): never leave an actor
+            # pending that would start a desktop nobody uses once room appears.
+            self._ray.kill(actor, no_restart=True)
+            raise
         slot.place = place
         log.info("environment %s runs on node %s (%s)", name, slot.node, place.hostname)
         return slot

@@ -20,7 +20,7 @@ a reaper outside it stops them once it is gone:
 A process that empties its environment (env -i) escapes the marker: apps started
 through XvfbEnvironment and WebEnvironment keep it.
 
-The reaper process is reaper_main.py.
+The reaper process is reaper_main.py, run as a file (it imports nothing of holodesk).
 """
 
 from __future__ import annotations
@@ -28,16 +28,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 import uuid
-from typing import Any
 
+from holodesk.client.rollouts.ray_pool import reaper_main
 from holodesk.client.rollouts.ray_pool.loading import import_psutil
+from holodesk.client.rollouts.ray_pool.reaper_main import COOKIE_VARIABLE
 
-COOKIE_VARIABLE = "HOLODESK_RAY_ENVIRONMENT"
-REAPER_POLL_S = 0.25
-REAPER_GRACE_S = 2.0
-REAPER_MODULE = "holodesk.client.rollouts.ray_pool.reaper_main"
+__all__ = ["COOKIE_VARIABLE", "guard_this_process"]
 
 
 def guard_this_process() -> str:
@@ -53,7 +50,7 @@ def guard_this_process() -> str:
     clean = {k: v for k, v in os.environ.items() if k != COOKIE_VARIABLE}
     # The reaper forks itself away and this call returns once it runs on its own.
     subprocess.run(
-        [sys.executable, "-m", REAPER_MODULE, str(me.pid), repr(me.create_time()), cookie],
+        [sys.executable, reaper_main.__file__, str(me.pid), repr(me.create_time()), cookie],
         env=clean,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
@@ -62,54 +59,3 @@ def guard_this_process() -> str:
     )
     os.environ[COOKIE_VARIABLE] = cookie
     return cookie
-
-
-def marked(cookie: str) -> list[Any]:
-    """Every process of this machine started under the marker `cookie` (psutil.Process)."""
-    psutil = import_psutil()
-    found = []
-    for process in psutil.process_iter():
-        try:
-            if process.environ().get(COOKIE_VARIABLE) == cookie:
-                found.append(process)
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-            continue
-    return found
-
-
-def reap(cookie: str, grace_s: float = REAPER_GRACE_S) -> int:
-    """SIGTERM every marked process, SIGKILL what is left after `grace_s`; how many."""
-    psutil = import_psutil()
-    processes = marked(cookie)
-    for process in processes:
-        try:
-            process.terminate()
-        except psutil.NoSuchProcess:
-            continue
-    _, alive = psutil.wait_procs(processes, timeout=grace_s)
-    for process in alive:
-        try:
-            process.kill()
-        except psutil.NoSuchProcess:
-            continue
-    psutil.wait_procs(alive, timeout=grace_s)
-    return len(processes)
-
-
-def _alive(pid: int, create_time: float) -> bool:
-    psutil = import_psutil()
-    try:
-        process = psutil.Process(pid)
-        # A reused pid is another process: the actor is gone.
-        return bool(
-            abs(process.create_time() - create_time) < 0.01
-            and process.status() != psutil.STATUS_ZOMBIE
-        )
-    except psutil.NoSuchProcess:
-        return False
-
-
-def watch(pid: int, create_time: float, cookie: str) -> None:
-    while _alive(pid, create_time):
-        time.sleep(REAPER_POLL_S)
-    reap(cookie)

@@ -1,14 +1,80 @@
-"""The reaper process (reaper.py says why): `python -m
-holodesk.client.rollouts.ray_pool.reaper_main PID CREATE_TIME COOKIE`. Its own module,
-so that running it does not import it twice (the package imports reaper.py)."""
+"""The reaper process (reaper.py says why and how it is started):
+
+    python .../reaper_main.py PID CREATE_TIME COOKIE
+
+Run as a file, importing nothing of holodesk (only the standard library and
+psutil): one runs beside every environment actor, so it stays small and starts
+fast.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Sequence
+from typing import Any
 
-from holodesk.client.rollouts.ray_pool.reaper import watch
+COOKIE_VARIABLE = "HOLODESK_RAY_ENVIRONMENT"
+REAPER_POLL_S = 0.25
+REAPER_GRACE_S = 2.0
+
+
+def _psutil() -> Any:
+    import psutil  # type: ignore[import-untyped]  # the ray extra brings it
+
+    return psutil
+
+
+def marked(cookie: str) -> list[Any]:
+    """Every process of this machine started under the marker `cookie` (psutil.Process)."""
+    psutil = _psutil()
+    found = []
+    for process in psutil.process_iter():
+        try:
+            if process.environ().get(COOKIE_VARIABLE) == cookie:
+                found.append(process)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+    return found
+
+
+def reap(cookie: str, grace_s: float = REAPER_GRACE_S) -> int:
+    """SIGTERM every marked process, SIGKILL what is left after `grace_s`; how many."""
+    psutil = _psutil()
+    processes = marked(cookie)
+    for process in processes:
+        try:
+            process.terminate()
+        except psutil.NoSuchProcess:
+            continue
+    _, alive = psutil.wait_procs(processes, timeout=grace_s)
+    for process in alive:
+        try:
+            process.kill()
+        except psutil.NoSuchProcess:
+            continue
+    psutil.wait_procs(alive, timeout=grace_s)
+    return len(processes)
+
+
+def alive(pid: int, create_time: float) -> bool:
+    """The process `pid` started at `create_time` still runs (a reused pid does not)."""
+    psutil = _psutil()
+    try:
+        process = psutil.Process(pid)
+        return bool(
+            abs(process.create_time() - create_time) < 0.01
+            and process.status() != psutil.STATUS_ZOMBIE
+        )
+    except psutil.NoSuchProcess:
+        return False
+
+
+def watch(pid: int, create_time: float, cookie: str) -> None:
+    while alive(pid, create_time):
+        time.sleep(REAPER_POLL_S)
+    reap(cookie)
 
 
 def main(argv: Sequence[str]) -> int:
