@@ -76,7 +76,7 @@ def read_workbook(path: str | Path) -> list[Sheet]:
         while (Path(scratch) / f"sheet.{len(sheets)}.csv").is_file():
             text = (Path(scratch) / f"sheet.{len(sheets)}.csv").read_text(encoding="utf-8")
             sheets.append([list(row) for row in csv.reader(text.splitlines())])
-    if not sheets:
+    if ran.returncode != 0 or not sheets:
         reason = ran.stderr.strip().splitlines()[-1:] or [f"exit status {ran.returncode}"]
         raise SpreadsheetError(f"{source}: ssconvert could not read it ({reason[0]})")
     return sheets
