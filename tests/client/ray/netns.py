@@ -3,14 +3,14 @@ of the test's own.
 
 Why a namespace: outside one, Ray binds this machine's non-loopback address and
 probes public DNS servers to learn it, and no test here may send traffic anywhere
-but loopback. `unshare --net` makes an empty namespace (we run as root, CI too),
-a holder process keeps it alive, and everything else enters it with `nsenter
---net`: the Ray head (`desktop_a` resources, HOLODESK_TEST_NODE=a), a worker node
-(`desktop_b`, b), holodeskd with the OCR policy on 127.0.0.1:50051, and the
-drivers (scenarios.py). Ports inside are the namespace's alone, so fixed ones are
-safe. Every process of the cluster is found by its namespace (never by name:
-other tests and helpers run Xvfb and maybe Ray on this machine) and stopped by
-pid at the end.
+but loopback. `unshare --net` makes an empty namespace (we run as root, CI too); a
+holder process brings its loopback up and keeps it alive; everything else enters
+it with `nsenter --net`: the Ray head (`desktop_a` resources, HOLODESK_TEST_NODE=a),
+a worker node (`desktop_b`, b), holodeskd with the OCR policy on 127.0.0.1:50051,
+and the drivers (scenarios.py). Ports inside are the namespace's alone, so fixed
+ones are safe. Every process of the cluster is found by its namespace (never by
+name: other tests and helpers run Xvfb and maybe Ray on this machine) and stopped
+by pid at the end.
 """
 
 from __future__ import annotations
@@ -45,6 +45,18 @@ STARTUP_S = 120.0
 # How long the daemon keeps a session whose client vanished, for a resume: the bound
 # on a lost rollout's session, once its actor's process (and connection) is gone.
 RESUME_WINDOW_S = 5.0
+
+
+# The namespace's holder: brings its loopback up (SIOCSIFFLAGS, as `ip link set lo up`
+# does, without needing iproute2), says so, and sleeps until it is killed.
+_HOLDER = """
+import fcntl, signal, socket, struct
+with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+    flags = struct.unpack("16sh", fcntl.ioctl(s, 0x8913, struct.pack("16sh", b"lo", 0)))[1]
+    fcntl.ioctl(s, 0x8914, struct.pack("16sh", b"lo", flags | 0x1))
+print("up", flush=True)
+signal.pause()
+"""
 
 
 class Cluster:
@@ -116,15 +128,7 @@ class Cluster:
 
     def start(self) -> None:
         self.holder = subprocess.Popen(
-            [
-                "unshare",
-                "--net",
-                "bash",
-                "-c",
-                "ip link set lo up && echo up && exec sleep infinity",
-            ],
-            stdout=subprocess.PIPE,
-            text=True,
+            ["unshare", "--net", sys.executable, "-c", _HOLDER], stdout=subprocess.PIPE, text=True
         )
         assert self.holder.stdout is not None
         if self.holder.stdout.readline().strip() != "up":
