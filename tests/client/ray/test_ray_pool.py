@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from holodesk.client.exit_codes import ExitCode
 from holodesk.client.rollouts import RolloutTask
 from tests.client.ray.apps import form_task
 from tests.client.ray.netns import DAEMON, HEAD_ADDRESS, RESUME_WINDOW_S, Cluster
@@ -159,27 +160,30 @@ def asdict_task(task: RolloutTask) -> dict[str, Any]:
     return {"task": task.task, "max_steps": task.max_steps, "metadata": dict(task.metadata)}
 
 
+def rollouts_command(cluster: Cluster, argv: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        cluster.command([str(HOLODESK), "rollouts", *argv]),
+        env=cluster.env(),
+        cwd=cluster.dir,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
 def test_the_command_on_the_cluster_and_in_process(cluster: Cluster) -> None:
     tasks = cluster.dir / "tasks.jsonl"
     write_tasks(tasks, ["ada", "grace", "edsger"])
     common = [
-        str(HOLODESK), "rollouts", str(tasks), "--server", DAEMON,
+        str(tasks), "--server", DAEMON,
         "--environment", "tests.client.ray.apps:form_environment",
         "--reward", "tests.client.ray.apps:submitted_name", "--envs", "2",
     ]  # fmt: skip
-    for where, extra in (
-        ("ray", ["--ray", HEAD_ADDRESS, "--resources", '{"desktop_a": 1}', "--retries", "1"]),
-        ("local", []),
-    ):
-        out = cluster.dir / f"{where}.jsonl"
-        done = subprocess.run(
-            cluster.command([*common, *extra, "--out", str(out)]),
-            env=cluster.env(),
-            cwd=cluster.dir,
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
+    on_ray = ["--ray", HEAD_ADDRESS, "--resources", '{"desktop_a": 1}']
+    for where, extra in (("ray", [*on_ray, "--retries", "1"]), ("local", [])):
+        out, record = cluster.dir / f"{where}.jsonl", cluster.dir / f"{where}-recordings"
+        argv = [*common, *extra, "--out", str(out), "--record", str(record)]
+        done = rollouts_command(cluster, argv)
         assert done.returncode == 0, (where, done.stdout, done.stderr)
         assert "3 done, 0 lost, 0 retried, 0 given up, 3/3 succeeded" in done.stdout
         assert done.stderr.count("done  ") == 3, done.stderr
@@ -193,4 +197,27 @@ def test_the_command_on_the_cluster_and_in_process(cluster: Cluster) -> None:
             # On the cluster the reward ran on the head node (desktop_a); here in-process.
             assert line["reward_note"].startswith("node=a " if where == "ray" else "node= ")
             assert line["steps"]
+        # --record: each session recorded by its environment, on its machine (this one).
+        recorded = {
+            json.loads(p.read_text())["session_id"] for p in record.glob("*/recording.json")
+        }
+        assert recorded == {line["session_id"] for line in lines}
+
+    # A rollout that hangs past --time-limit with no retry left: lost for good, exit 6.
+    write_tasks(tasks, ["alan"])
+    with tasks.open("a") as more:
+        gate = cluster.dir / "gate-command"
+        gate.mkdir()
+        hung = form_task("hung", block_on="any", gate_dir=str(gate))
+        more.write(json.dumps(asdict_task(hung)) + "\n")
+    out = cluster.dir / "lost.jsonl"
+    argv = [*common[:-1], "1", *on_ray, "--time-limit", "8", "--out", str(out)]
+    done = rollouts_command(cluster, argv)
+    assert done.returncode == ExitCode.BACKEND_UNAVAILABLE, (done.stdout, done.stderr)
+    assert "1 done, 1 lost, 0 retried, 1 given up, 1/2 succeeded" in done.stdout
+    assert "ran past its time limit of 8 s" in done.stderr
+    assert "(given up)" in done.stderr
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    kinds = sorted((line["kind"], line["metadata"]["name"]) for line in written)
+    assert kinds == [("lost", "hung"), ("trajectory", "alan")]
     assert cluster.wait_for_no_desktops() == []
