@@ -42,6 +42,9 @@ SYSTEM_CONFIG = {
     "health_check_initial_delay_ms": 0,
 }
 STARTUP_S = 120.0
+# The worker node's label: environments pinned there by a label selector (the head's
+# by its desktop_a resource), so both ways of placing are tested.
+WORKER_LABEL = "holodesk-desktops"
 # How long the daemon keeps a session whose client vanished, for a resume: the bound
 # on a lost rollout's session, once its actor's process (and connection) is gone.
 RESUME_WINDOW_S = 5.0
@@ -167,7 +170,7 @@ class Cluster:
         self.run(
             [
                 RAY, "start", f"--address={HEAD_ADDRESS}", "--node-ip-address=127.0.0.1",
-                "--num-cpus=1", '--resources={"desktop_b": 4}',
+                "--num-cpus=1", '--resources={"desktop_b": 4}', f"--labels={WORKER_LABEL}=b",
                 "--object-store-memory=78643200", "--disable-usage-stats",
             ],
             HOLODESK_TEST_NODE="b",

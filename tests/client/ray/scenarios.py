@@ -27,13 +27,16 @@ from holodesk.client.rollouts.ray_pool.loading import import_ray
 from holodesk.client.rollouts.trajectory import Trajectory
 from holodesk.proto.v1 import control_pb2, control_pb2_grpc
 from tests.client.ray.apps import form_environment, form_task, submitted_name
-from tests.client.ray.netns import DAEMON, HEAD_ADDRESS
+from tests.client.ray.netns import DAEMON, HEAD_ADDRESS, WORKER_LABEL
 
 A = EnvironmentSpec(form_environment, count=1, name="a", resources={"desktop_a": 1})
 
 
 def b_spec(count: int) -> EnvironmentSpec:
-    return EnvironmentSpec(form_environment, count=count, name="b", resources={"desktop_b": 1})
+    """Pinned to the worker node by its label alone (a is pinned by a resource)."""
+    return EnvironmentSpec(
+        form_environment, count=count, name="b", label_selector={WORKER_LABEL: "b"}
+    )
 
 
 async def wait_serving() -> None:

@@ -77,7 +77,7 @@ def test_a_driver_killed_with_sigkill_leaves_no_desktop(both_nodes: Cluster) -> 
 
 def test_pinned_environments_then_a_lost_node(both_nodes: Cluster) -> None:
     result = both_nodes.scenario("pinned_then_node_lost")
-    # Placement: a-* on the head (desktop_a), b-* on the worker (desktop_b).
+    # Placement: a-* on the head (by its desktop_a resource), b-* on the worker (by its label).
     assert result["placed"] == {"a-1": "a", "b-1": "b", "b-2": "b"}
     pinned = result["pinned"]
     assert sorted(i["name"] for i in pinned) == [
