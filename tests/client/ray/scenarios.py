@@ -120,10 +120,12 @@ async def pinned_then_node_lost(out: Path) -> dict[str, Any]:
     async with RayPool(DAEMON, [A, b_spec(2)], address=HEAD_ADDRESS) as pool:
         result["placed"] = pool_json(pool)["environments"]
         names = ["ada", "grace", "edsger", "barbara", "alan", "donald"]
-        pinned = [
-            item
-            async for item in pool.rollouts([form_task(n) for n in names], reward=submitted_name)
-        ]
+        run = pool.rollouts([form_task(n) for n in names], reward=submitted_name)
+        # A caller that holds on to an item stalls nothing: the environments that free
+        # up meanwhile get the next rollouts, and all of them finish before it asks again.
+        first = await anext(run)
+        await wait_for(lambda: pool.counts.done == len(names), "all done while the caller holds")
+        pinned = [first, *[item async for item in run]]
         result["pinned"] = [item_json(i) for i in pinned]
         result["pinned_placed"] = pool_json(pool)
 

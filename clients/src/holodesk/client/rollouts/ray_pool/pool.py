@@ -22,6 +22,7 @@ no environment is alive or starting end as Lost, never silently.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import math
@@ -106,6 +107,11 @@ class _Slot:
     @property
     def node(self) -> str:
         return self.place.node_id if self.place is not None else "(not placed)"
+
+
+@dataclass(frozen=True)
+class _Finished:
+    """The scheduler's last word: nothing more will come."""
 
 
 @dataclass(frozen=True)
@@ -279,6 +285,34 @@ class RayPool:
         time_limit_s: float | None,
         stats: RolloutStats,
     ) -> AsyncIterator[PoolItem]:
+        # The scheduling runs on its own, so that an environment that frees up gets
+        # its next rollout at once, however long the caller takes over each item.
+        ended: asyncio.Queue[PoolItem | _Finished] = asyncio.Queue()
+        scheduler = asyncio.create_task(
+            self._schedule(jobs, settings, retries, time_limit_s, stats, ended)
+        )
+        try:
+            while True:
+                item = await ended.get()
+                if isinstance(item, _Finished):
+                    break
+                yield item
+            await scheduler  # raises what the scheduling raised
+        finally:
+            if not scheduler.done():
+                scheduler.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await scheduler
+
+    async def _schedule(
+        self,
+        jobs: list[_Job],
+        settings: RolloutSettings,
+        retries: int,
+        time_limit_s: float | None,
+        stats: RolloutStats,
+        ended: asyncio.Queue[PoolItem | _Finished],
+    ) -> None:
         settings_ref = self._ray.put(settings)
         queue = deque(jobs)
         running: dict[asyncio.Task[Any], tuple[_Job, _Slot]] = {}
@@ -293,7 +327,9 @@ class RayPool:
                     running[attempt] = (job, slot)
                 if not running and not self._starting:
                     for job in queue:
-                        yield self._lose(job, "", "", "no environment is left to run it", 0)
+                        ended.put_nowait(
+                            self._lose(job, "", "", "no environment is left to run it", 0)
+                        )
                     queue.clear()
                     break
                 waiting: set[asyncio.Task[Any]] = {*running, *self._starting}
@@ -309,7 +345,11 @@ class RayPool:
                         stats.count(item, settings.stale)
                         if item.stale and settings.stale == "drop":
                             continue
-                    yield item
+                    ended.put_nowait(item)
+            ended.put_nowait(_Finished())
+        except BaseException:
+            ended.put_nowait(_Finished())
+            raise
         finally:
             await self._abandon(running)
 
