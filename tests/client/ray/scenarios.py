@@ -208,10 +208,65 @@ async def driver_killed(out: Path) -> dict[str, Any]:
     return ready
 
 
+def terminal_task(task_id: str, word: str) -> dict[str, Any]:
+    """An OSWorld-format task: type a command into xterm that writes `word` into a file,
+    scored by compare_text_file against a gold file (as tests/client/eval/tasks')."""
+    return {
+        "id": task_id,
+        "snapshot": "terminal",
+        "instruction": f"In the terminal, write '{word}' into ~/{task_id}.txt.",
+        "ocr_instruction": f'type "echo {word} > ~/{task_id}.txt"; press enter; wait 1',
+        "source": "holodesk",
+        "related_apps": ["xterm"],
+        "config": [
+            {"type": "launch", "parameters": {"command": ["xterm", "-geometry", "80x24+0+0"]}},
+            {"type": "activate_window", "parameters": {"window_name": "xterm", "by_class": True}},
+        ],
+        "evaluator": {
+            "func": "compare_text_file",
+            "result": {"type": "vm_file", "path": f"/home/user/{task_id}.txt", "dest": "out.txt"},
+            "expected": {"type": "cloud_file", "path": f"gold/{word}.txt", "dest": "gold.txt"},
+        },
+    }
+
+
+async def suite(out: Path) -> dict[str, Any]:
+    """An `eval tasks` suite on the Ray pool: each run reset, played and scored by its
+    evaluator in the actor; its folder written here in OSWorld's layout."""
+    from holodesk.client.eval.tasks import Layout, read_suite
+    from holodesk.client.rollouts.ray_pool.suites import TaskEnvironments, run_suite_on_pool
+    from tests.client.eval.tasks.suite_files import write_suite
+
+    await wait_serving()
+    root = out.parent / "suite"
+    write_suite(root, {"terminal": [terminal_task("first", "done"), terminal_task("two", "two")]})
+    for word in ("done", "two"):
+        (root / "examples" / "terminal" / "gold" / f"{word}.txt").parent.mkdir(exist_ok=True)
+        (root / "examples" / "terminal" / "gold" / f"{word}.txt").write_text(f"{word}\n")
+    layout = Layout(out.parent / "results", model="ocr")
+    spec = EnvironmentSpec(TaskEnvironments(800, 600), 2, "task", {"desktop_a": 1})
+    async with RayPool(DAEMON, [spec], address=HEAD_ADDRESS) as pool:
+        run_log = await run_suite_on_pool(
+            pool, read_suite(root), layout, instruction_field="ocr_instruction"
+        )
+    return {
+        "scored": sorted((t.id, repeat, score) for t, repeat, score in run_log.scored),
+        "left_out": [lo.why for lo in run_log.left_out],
+        "results": {
+            p.parent.name: p.read_text() for p in sorted(layout.base.glob("*/*/result.txt"))
+        },
+        "steps": {
+            p.parent.name: len(p.read_text().splitlines())
+            for p in layout.base.glob("*/*/traj.jsonl")
+        },
+    }
+
+
 SCENARIOS: dict[str, Callable[[Path], Coroutine[Any, Any, dict[str, Any]]]] = {
     "pinned_then_node_lost": pinned_then_node_lost,
     "hung": hung,
     "driver_killed": driver_killed,
+    "suite": suite,
 }
 
 

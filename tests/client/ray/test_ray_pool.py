@@ -152,6 +152,15 @@ def test_a_hung_environment_is_killed_and_replaced(cluster: Cluster) -> None:
     assert cluster.wait_for_no_desktops() == []
 
 
+def test_an_eval_tasks_suite_on_the_cluster(cluster: Cluster) -> None:
+    result = cluster.scenario("suite")
+    assert result["left_out"] == []
+    assert result["scored"] == [["first", 0, 1.0], ["two", 0, 1.0]]
+    assert result["results"] == {"first": "1.0\n", "two": "1.0\n"}
+    assert all(count > 0 for count in result["steps"].values())
+    assert cluster.wait_for_no_desktops() == []
+
+
 def write_tasks(path: Path, names: list[str]) -> None:
     path.write_text("".join(json.dumps(asdict_task(form_task(n))) + "\n" for n in names))
 
