@@ -65,6 +65,7 @@ def test_a_task_file_reads_every_field(tmp_path: Path) -> None:
         (["--environment", "json:nothing_here"], "json has no 'nothing_here'"),
         (["--app", "true", "--reward", "json:__doc__"], "is not callable"),
         (["--app", "true", "--size", "big"], "--size is WIDTHxHEIGHT"),
+        (["--app", "true", "--ca-cert", "/nonexistent/ca.pem"], "--ca-cert /nonexistent/ca.pem"),
     ],
 )
 def test_bad_arguments_exit_2_saying_why(

@@ -20,12 +20,18 @@ import json
 import shlex
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
+from holodesk.client.channel import ChannelError, ChannelSettings
 from holodesk.client.cli import Command
-from holodesk.client.connection_args import add_server_argument
+from holodesk.client.connection_args import (
+    add_connection_arguments,
+    add_server_argument,
+    read_channel_settings,
+)
+from holodesk.client.credentials import CredentialsError
 from holodesk.client.events import Outcome
 from holodesk.client.exit_codes import ExitCode, for_outcome
 from holodesk.client.progress import BatchProgress
@@ -109,6 +115,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="also record every session here, on the machine its environment runs on",
     )
+    # TLS, mTLS and the bearer token, as holodesk run's: every environment opens its
+    # sessions with them (the PEM files at the same paths on every node; the token read
+    # here travels to the actors with the pool's settings).
+    add_connection_arguments(parser.add_argument_group("connection"))
     ray = parser.add_argument_group("Ray cluster")
     ray.add_argument(
         "--ray",
@@ -154,7 +164,8 @@ def run(args: argparse.Namespace) -> int:
         tasks = read_tasks(args.tasks)
         factory = _factory(args)
         reward = load(args.reward, "--reward") if args.reward else None
-    except (TaskFileError, LoadError, ValueError) as error:
+        channel = read_channel_settings(args)
+    except (TaskFileError, LoadError, ValueError, ChannelError, CredentialsError) as error:
         print(f"holodesk rollouts: {shown(str(error))}", file=sys.stderr)
         return ExitCode.USAGE
     if args.ray is None and (args.resources or args.labels or args.time_limit):
@@ -165,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return ExitCode.USAGE
     try:
-        return asyncio.run(_rollouts(args, tasks, factory, reward))
+        return asyncio.run(_rollouts(args, tasks, factory, reward, channel))
     except KeyboardInterrupt:
         return ExitCode.CANCELLED
 
@@ -185,7 +196,11 @@ def _factory(args: argparse.Namespace) -> Any:
 
 
 async def _rollouts(
-    args: argparse.Namespace, tasks: list[RolloutTask], factory: Any, reward: Any
+    args: argparse.Namespace,
+    tasks: list[RolloutTask],
+    factory: Any,
+    reward: Any,
+    channel: ChannelSettings,
 ) -> int:
     from holodesk.client.rollouts.ray_pool import (
         EnvironmentSpec,
@@ -214,11 +229,7 @@ async def _rollouts(
     except (EnvironmentStartError, OSError, RuntimeError) as error:
         print(f"holodesk rollouts: environments did not start: {error}", file=sys.stderr)
         return ExitCode.BACKEND_UNAVAILABLE
-    options = ROLLOUT_OPTIONS
-    if args.record is not None:
-        from dataclasses import replace
-
-        options = replace(options, record_dir=args.record)
+    options = replace(ROLLOUT_OPTIONS, channel=channel, record_dir=args.record)
     tally = _Tally()
     total = len(tasks) * args.n
     out: IO[str] | None = args.out.open("w", encoding="utf-8") if args.out else None
