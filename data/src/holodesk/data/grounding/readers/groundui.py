@@ -17,7 +17,6 @@ from pathlib import Path
 from holodesk.data.grounding.readers import parquet
 from holodesk.data.grounding.readers.layout import (
     Collector,
-    SampleError,
     box_corners,
     numbers,
     same_size,
@@ -32,16 +31,7 @@ COLUMNS = ("image", "instruction", "bbox", "resolution", "source", "platform")
 
 def read(path: Path, *, strict: bool = False) -> Dataset:
     """Read one .parquet file or a folder of them."""
-    root = path if path.is_dir() else path.parent
-    collector = Collector(BENCHMARK, root, strict=strict)
-    for row in parquet.rows(path, COLUMNS, collector):
-        sample_id = f"row-{row.number}"
-        try:
-            parquet.digest_fields(row, COLUMNS[1:], collector)
-            collector.add(_sample(row, sample_id, collector), row.where)
-        except SampleError as bad:
-            collector.problem(row.where, sample_id, str(bad))
-    return collector.dataset()
+    return parquet.read_dataset(BENCHMARK, path, COLUMNS, _sample, strict=strict)
 
 
 def _sample(row: parquet.Row, sample_id: str, collector: Collector) -> GroundingSample:

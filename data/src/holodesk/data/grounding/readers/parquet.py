@@ -9,13 +9,19 @@ of holodesk-data, imported only here.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from holodesk.data.grounding.readers.layout import Collector, ImageInfo, SampleError
-from holodesk.data.grounding.samples import ImageRef, LayoutError, Problem
+from holodesk.data.grounding.samples import (
+    Dataset,
+    GroundingSample,
+    ImageRef,
+    LayoutError,
+    Problem,
+)
 
 BATCH_ROWS = 64
 
@@ -32,6 +38,28 @@ class Row:
     @property
     def where(self) -> str:
         return f"{self.file.name} row {self.index}"
+
+
+# Makes one sample of a row (its id given); raises SampleError for a bad row.
+SampleMaker = Callable[[Row, str, Collector], GroundingSample]
+
+
+def read_dataset(
+    benchmark: str, path: Path, columns: Sequence[str], make: SampleMaker, *, strict: bool
+) -> Dataset:
+    """A Parquet benchmark's data set: one .parquet file or a folder of them, each row
+    a sample `row-<n>` (in reading order) unless `make` finds it broken; `columns[0]` is
+    the image column (hashed when read), the others go into the content hash here."""
+    root = path if path.is_dir() else path.parent
+    collector = Collector(benchmark, root, strict=strict)
+    for row in rows(path, columns, collector):
+        sample_id = f"row-{row.number}"
+        try:
+            digest_fields(row, columns[1:], collector)
+            collector.add(make(row, sample_id, collector), row.where)
+        except SampleError as bad:
+            collector.problem(row.where, sample_id, str(bad))
+    return collector.dataset()
 
 
 def files(path: Path) -> list[Path]:
