@@ -230,19 +230,25 @@ def terminal_task(task_id: str, word: str) -> dict[str, Any]:
     }
 
 
+def write_terminal_suite(root: Path) -> Path:
+    """Two terminal tasks ("first", "two") with their gold files, in OSWorld's layout."""
+    from tests.client.eval.tasks.suite_files import write_suite
+
+    write_suite(root, {"terminal": [terminal_task("first", "done"), terminal_task("two", "two")]})
+    for word in ("done", "two"):
+        (root / "examples" / "terminal" / "gold" / f"{word}.txt").parent.mkdir(exist_ok=True)
+        (root / "examples" / "terminal" / "gold" / f"{word}.txt").write_text(f"{word}\n")
+    return root
+
+
 async def suite(out: Path) -> dict[str, Any]:
     """An `eval tasks` suite on the Ray pool: each run reset, played and scored by its
     evaluator in the actor; its folder written here in OSWorld's layout."""
     from holodesk.client.eval.tasks import Layout, read_suite
     from holodesk.client.rollouts.ray_pool.suites import TaskEnvironments, run_suite_on_pool
-    from tests.client.eval.tasks.suite_files import write_suite
 
     await wait_serving()
-    root = out.parent / "suite"
-    write_suite(root, {"terminal": [terminal_task("first", "done"), terminal_task("two", "two")]})
-    for word in ("done", "two"):
-        (root / "examples" / "terminal" / "gold" / f"{word}.txt").parent.mkdir(exist_ok=True)
-        (root / "examples" / "terminal" / "gold" / f"{word}.txt").write_text(f"{word}\n")
+    root = write_terminal_suite(out.parent / "suite")
     layout = Layout(out.parent / "results", model="ocr")
     spec = EnvironmentSpec(TaskEnvironments(800, 600), 2, "task", {"desktop_a": 1})
     async with RayPool(DAEMON, [spec], address=HEAD_ADDRESS) as pool:

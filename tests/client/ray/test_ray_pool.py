@@ -22,6 +22,7 @@ from holodesk.client.exit_codes import ExitCode
 from holodesk.client.rollouts import RolloutTask
 from tests.client.ray.apps import form_task
 from tests.client.ray.netns import DAEMON, HEAD_ADDRESS, RESUME_WINDOW_S, Cluster
+from tests.client.ray.scenarios import write_terminal_suite
 
 HOLODESK = Path(sys.executable).with_name("holodesk")
 
@@ -158,6 +159,36 @@ def test_an_eval_tasks_suite_on_the_cluster(cluster: Cluster) -> None:
     assert result["scored"] == [["first", 0, 1.0], ["two", 0, 1.0]]
     assert result["results"] == {"first": "1.0\n", "two": "1.0\n"}
     assert all(count > 0 for count in result["steps"].values())
+    assert cluster.wait_for_no_desktops() == []
+
+
+def test_the_eval_tasks_command_on_the_cluster(cluster: Cluster) -> None:
+    """`holodesk eval tasks SUITE --ray ...`: the suite's runs in actors on the head node
+    (--resources), written in OSWorld's layout with the summary and report, exit 0."""
+    root = write_terminal_suite(cluster.dir / "command-suite")
+    out = cluster.dir / "command-results"
+    argv = [
+        str(HOLODESK), "eval", "tasks", str(root), "--server", DAEMON, "--out", str(out),
+        "--envs", "2", "--width", "800", "--height", "600", "--model", "ocr",
+        "--ray", HEAD_ADDRESS, "--resources", '{"desktop_a": 1}',
+    ]  # fmt: skip
+    done = subprocess.run(
+        cluster.command(argv),
+        env=cluster.env(),
+        cwd=cluster.dir,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == ExitCode.SUCCEEDED, (done.stdout, done.stderr)
+    for task in ("first", "two"):
+        assert f"terminal/{task} run 0: " in done.stderr, done.stderr
+    results = {p.parent.name: p.read_text() for p in out.glob("*/*/ocr/terminal/*/result.txt")}
+    assert results == {"first": "1.0\n", "two": "1.0\n"}, (done.stdout, done.stderr)
+    (summary_path,) = out.glob("*/*/ocr/summary.json")
+    summary = json.loads(summary_path.read_text())
+    assert summary["this_invocation"]["scored"] == 2
+    assert "report: " in done.stdout
     assert cluster.wait_for_no_desktops() == []
 
 

@@ -85,6 +85,26 @@ def test_a_bad_resources_flag_is_a_usage_error(
     assert "positive amounts" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        (["--ray", "127.0.0.1:1", "--resources", '{"desktop": -1}'], "positive amounts"),
+        (["--ray", "127.0.0.1:1", "--resources", "{desktop"], "--resources is not JSON"),
+        (["--ray", "127.0.0.1:1", "--labels", "node"], "a label is KEY=VALUE, got 'node'"),
+        (["--resources", '{"desktop": 1}'], "give --ray ADDRESS"),
+    ],
+)
+def test_eval_tasks_bad_ray_flags_exit_2_saying_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], says: str
+) -> None:
+    """`holodesk eval tasks` parses --ray's flags as holodesk rollouts does (ray_args.py),
+    before any daemon or cluster is asked."""
+    argv = ["eval", "tasks", "bundled", "--server", "127.0.0.1:1", "--out", str(tmp_path)]
+    assert main([*argv, *extra]) == ExitCode.USAGE
+    assert says in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
 def fake_environment(name: str) -> FakeEnvironment:
     return FakeEnvironment(name)
 

@@ -36,33 +36,10 @@ from holodesk.client.events import Outcome
 from holodesk.client.exit_codes import ExitCode, for_outcome
 from holodesk.client.progress import BatchProgress
 from holodesk.client.rollouts.factories import LoadError, WebPage, XvfbCommand, load
+from holodesk.client.rollouts.ray_args import add_ray_arguments
 from holodesk.client.rollouts.task_file import TaskFileError, read_tasks
 from holodesk.client.rollouts.trajectory import RolloutTask, Trajectory
 from holodesk.client.shown import shown
-
-
-def _resources(text: str) -> dict[str, float]:
-    try:
-        value: Any = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise argparse.ArgumentTypeError(f"--resources is not JSON: {error.msg}") from None
-    if not isinstance(value, dict) or not all(
-        isinstance(v, int | float) and not isinstance(v, bool) and v > 0 for v in value.values()
-    ):
-        raise argparse.ArgumentTypeError(
-            "resources are a JSON object of positive amounts, e.g. '{\"desktop\": 1}'"
-        )
-    return {str(k): float(v) for k, v in value.items()}
-
-
-def _labels(text: str) -> dict[str, str]:
-    labels = {}
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        key, equals, value = item.partition("=")
-        if not equals or not key:
-            raise argparse.ArgumentTypeError(f"a label is KEY=VALUE, got {item!r}")
-        labels[key] = value
-    return labels
 
 
 def _positive(text: str) -> int:
@@ -120,21 +97,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     # here travels to the actors with the pool's settings).
     add_connection_arguments(parser.add_argument_group("connection"))
     ray = parser.add_argument_group("Ray cluster")
-    ray.add_argument(
-        "--ray",
-        metavar="ADDRESS",
-        help="run the environments as actors on this Ray cluster (head:6379, or 'auto')",
-    )
-    ray.add_argument(
-        "--resources",
-        type=_resources,
-        default={},
-        metavar="JSON",
-        help="Ray resources each environment needs, e.g. '{\"desktop\": 1}'",
-    )
-    ray.add_argument(
-        "--labels", type=_labels, default={}, metavar="K=V,...", help="node labels to run on"
-    )
+    add_ray_arguments(ray)
     ray.add_argument(
         "--retries", type=_non_negative, default=0, help="tries again for a lost rollout"
     )

@@ -5,7 +5,8 @@ Exit status (as holodesk run's, exit_codes.py): 0 every run was scored, whatever
 its score; 1 some runs were left out because their set-up failed (the output says
 which); 2 bad usage or a suite with problems under --on-problem stop; 3 interrupted;
 5 the daemon could not be reached or asked, or dropped sessions (those runs are left
-out and run again on --resume)."""
+out and run again on --resume); 6 with --ray, the environments did not start on
+the cluster. --ray ADDRESS runs the suite on a RayPool (run_suite_on_pool, docs/ray.md)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from holodesk.client.connection_args import (
     read_channel_settings,
 )
 from holodesk.client.exit_codes import ExitCode
+from holodesk.client.rollouts.ray_args import RAY_ONLY, add_ray_arguments
 
 NAME = "eval tasks"
 BUNDLED = Path(__file__).parent / "bundled"
@@ -95,9 +97,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--width", type=positive_int, default=1280, help="display width")
     parser.add_argument("--height", type=positive_int, default=800, help="display height")
     add_connection_arguments(parser.add_argument_group("connection"))
+    # As holodesk rollouts': --envs environments as Ray actors (docs/ray.md).
+    add_ray_arguments(parser.add_argument_group("Ray cluster"))
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.ray is None and (args.resources or args.labels):
+        return command_error(NAME, RAY_ONLY)
     try:
         return asyncio.run(_sigterm_cancels(_run(args)))
     except (KeyboardInterrupt, asyncio.CancelledError):
@@ -206,17 +212,22 @@ async def _run(args: argparse.Namespace) -> int:
 
         options = replace(ROLLOUT_OPTIONS, channel=settings, policy=args.policy)
         started = time.monotonic()
-        run_log = await run_suite(
-            channel,
-            suite,
-            layout,
-            environments=args.envs,
-            max_steps=args.max_steps,
-            instruction_field=field,
-            environment_factory=default_environments(args.width, args.height),
-            options=options,
-            on_run=progress,
-        )
+        if args.ray is not None:
+            run_log = await _run_on_ray(args, suite, layout, field, options, progress)
+            if isinstance(run_log, int):
+                return run_log
+        else:
+            run_log = await run_suite(
+                channel,
+                suite,
+                layout,
+                environments=args.envs,
+                max_steps=args.max_steps,
+                instruction_field=field,
+                environment_factory=default_environments(args.width, args.height),
+                options=options,
+                on_run=progress,
+            )
         wall_s = time.monotonic() - started
     finally:
         await channel.close()
@@ -248,6 +259,56 @@ async def _run(args: argparse.Namespace) -> int:
     if any(left.daemon for left in run_log.left_out):
         return ExitCode.DAEMON_ERROR
     return ExitCode.FAILED if run_log.left_out else ExitCode.SUCCEEDED
+
+
+async def _run_on_ray(
+    args: argparse.Namespace,
+    suite: Any,
+    layout: Any,
+    field: str,
+    options: Any,
+    progress: Any,
+) -> Any:
+    """The suite on --ray's cluster: --envs TaskEnvironments as actors placed by
+    --resources/--labels (run_suite_on_pool); an exit code when the pool did not start."""
+    from holodesk.client.rollouts.ray_pool import (
+        EnvironmentSpec,
+        EnvironmentStartError,
+        RayPool,
+        RayUnavailableError,
+    )
+    from holodesk.client.rollouts.ray_pool.suites import TaskEnvironments, run_suite_on_pool
+
+    spec = EnvironmentSpec(
+        TaskEnvironments(args.width, args.height),
+        count=args.envs,
+        name="task",
+        resources=args.resources,
+        label_selector=args.labels,
+    )
+    try:
+        pool = RayPool(args.server, [spec], address=args.ray)
+    except RayUnavailableError as error:
+        return command_error(NAME, error)
+    try:
+        await pool.start()
+    except (EnvironmentStartError, OSError, RuntimeError) as error:
+        await pool.close()
+        return command_error(
+            NAME, f"environments did not start: {error}", ExitCode.BACKEND_UNAVAILABLE
+        )
+    try:
+        return await run_suite_on_pool(
+            pool,
+            suite,
+            layout,
+            max_steps=args.max_steps,
+            instruction_field=field,
+            options=options,
+            on_run=progress,
+        )
+    finally:
+        await pool.close()
 
 
 def _check_manifest(path: Path, manifest: dict[str, Any], resume: bool) -> str:

@@ -16,6 +16,7 @@ out of the results, said so in RunLog.left_out, and runs again on --resume.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from holodesk.client.eval.tasks.environment import TaskEnvironment
@@ -27,6 +28,7 @@ from holodesk.client.rollouts.ray_pool.items import Lost
 from holodesk.client.rollouts.ray_pool.local import LocalPool
 from holodesk.client.rollouts.ray_pool.pool import RayPool
 from holodesk.client.rollouts.runner import ROLLOUT_OPTIONS
+from holodesk.client.rollouts.trajectory import Trajectory
 from holodesk.client.session import SessionOptions
 
 
@@ -51,8 +53,10 @@ async def run_suite_on_pool(
     options: SessionOptions = ROLLOUT_OPTIONS,
     retries: int = 0,
     time_limit_s: float | None = None,
+    on_run: Callable[[Trajectory], None] | None = None,
 ) -> RunLog:
-    """Every task's remaining repeats (layout.todo) across the pool, recorded as they end."""
+    """Every task's remaining repeats (layout.todo) across the pool, recorded as they end
+    (then on_run is told, as run_suite's)."""
     jobs = [
         rollout_task(task, instruction_field=instruction_field, repeat=r, max_steps=max_steps)
         for task in suite.tasks
@@ -76,6 +80,8 @@ async def run_suite_on_pool(
                 run_log.left_out.append(LeftOut(task_of(item.task), repeat, why, daemon=False))
             continue
         record_run(layout, item, run_log)
+        if on_run is not None:
+            on_run(item)
     for task in suite.tasks:
         layout.finish_task(task)
     return run_log
