@@ -53,7 +53,12 @@ RESUME_WINDOW_S = 5.0
 # The namespace's holder: brings its loopback up (SIOCSIFFLAGS, as `ip link set lo up`
 # does, without needing iproute2), says so, and sleeps until it is killed.
 _HOLDER = """
-import fcntl, signal, socket, struct
+import fcntl, os, signal, socket, struct, subprocess
+# X sockets are files in /tmp/.X11-unix, shared across network namespaces: a display
+# here would take over (and on exit remove) the socket of the same number outside.
+# The namespace gets its own mount namespace with a private, empty socket folder.
+os.makedirs("/tmp/.X11-unix", mode=0o1777, exist_ok=True)
+subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=1777", "tmpfs", "/tmp/.X11-unix"], check=True)
 with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
     flags = struct.unpack("16sh", fcntl.ioctl(s, 0x8913, struct.pack("16sh", b"lo", 0)))[1]
     fcntl.ioctl(s, 0x8914, struct.pack("16sh", b"lo", flags | 0x1))
@@ -84,7 +89,7 @@ class Cluster:
 
     def command(self, argv: Sequence[str]) -> list[str]:
         assert self.holder is not None
-        return ["nsenter", f"--target={self.holder.pid}", "--net", "--", *argv]
+        return ["nsenter", f"--target={self.holder.pid}", "--net", "--mount", "--", *argv]
 
     def run(self, argv: Sequence[str], timeout_s: float = STARTUP_S, **extra: str) -> str:
         done = subprocess.run(
@@ -131,7 +136,18 @@ class Cluster:
 
     def start(self) -> None:
         self.holder = subprocess.Popen(
-            ["unshare", "--net", sys.executable, "-c", _HOLDER], stdout=subprocess.PIPE, text=True
+            [
+                "unshare",
+                "--net",
+                "--mount",
+                "--propagation",
+                "private",
+                sys.executable,
+                "-c",
+                _HOLDER,
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
         )
         assert self.holder.stdout is not None
         if self.holder.stdout.readline().strip() != "up":
