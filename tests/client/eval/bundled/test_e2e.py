@@ -18,13 +18,11 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import grpc
 import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from holodesk.client.eval.tasks.command import BUNDLED
 from holodesk.client.exit_codes import ExitCode
-from tests.daemon.support import GUARD_S, HOLODESKD
+from tests.client.eval.ocr_daemon import ocr_holodeskd
 
 pytestmark = [pytest.mark.x11, pytest.mark.e2e, pytest.mark.timeout(240)]
 
@@ -40,27 +38,8 @@ RUNS = (
 
 @pytest.fixture(scope="module")
 def daemon() -> Iterator[str]:
-    process = subprocess.Popen(
-        [str(HOLODESKD), "--listen", "127.0.0.1:0", "--policy", "ocr"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        assert "listening on" in line, line
-        address = line.rsplit(" ", 1)[-1].strip()
-        with grpc.insecure_channel(address) as channel:
-            stub = health_pb2_grpc.HealthStub(channel)
-            request = health_pb2.HealthCheckRequest(service="")
-            for reply in stub.Watch(request, timeout=GUARD_S):
-                if reply.status == health_pb2.HealthCheckResponse.SERVING:
-                    break
+    with ocr_holodeskd() as address:
         yield address
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 def _suite_of_four(root: Path) -> Path:
