@@ -20,9 +20,12 @@ import pytest
 
 from holodesk.client.exit_codes import ExitCode
 from holodesk.client.rollouts import RolloutTask
+from tests.client.environments.stand_in import install_stand_in
+from tests.client.environments.typing_tasks import write_typing_tasks
 from tests.client.ray.apps import form_task
 from tests.client.ray.netns import DAEMON, HEAD_ADDRESS, RESUME_WINDOW_S, Cluster
 from tests.client.ray.scenarios import write_terminal_suite
+from tests.platform.vnc.servers import require
 
 HOLODESK = Path(sys.executable).with_name("holodesk")
 
@@ -261,3 +264,31 @@ def test_the_command_on_the_cluster_and_in_process(cluster: Cluster) -> None:
     kinds = sorted((line["kind"], line["metadata"]["name"]) for line in written)
     assert kinds == [("lost", "hung"), ("trajectory", "alan")]
     assert cluster.wait_for_no_desktops() == []
+
+
+def test_sandbox_containers_on_the_cluster(cluster: Cluster) -> None:
+    """Each rollout in a fresh sandbox container its actor starts (the stand-in
+    runtime of tests/client/environments: no docker here) and drives over VNC."""
+    require("Xvnc", "tigervnc-standalone-server")
+    require("vncpasswd", "tigervnc-tools")
+    folder = cluster.dir / "containers"
+    folder.mkdir()
+    runtime = install_stand_in(folder)
+    tasks = write_typing_tasks(cluster.dir / "typing.jsonl", ["on-ray-1", "on-ray-2"])
+    out = cluster.dir / "sandbox.jsonl"
+    done = rollouts_command(
+        cluster,
+        [
+            str(tasks), "--server", DAEMON, "--ray", HEAD_ADDRESS,
+            "--resources", '{"desktop_a": 1}', "--out", str(out),
+            "--sandbox", "--container-runtime", str(runtime.path), "--sandbox-apps", "xterm",
+            "--size", "800x600", "--reward", "tests.client.environments.typing_tasks:typed_file",
+        ],
+    )  # fmt: skip
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted((line["metadata"]["file"], line["reward"]) for line in lines) == [
+        ("on-ray-1", 1.0), ("on-ray-2", 1.0),
+    ]  # fmt: skip
+    assert sum(call[0] == "run" for call in runtime.calls()) == 2
+    assert runtime.containers() == [], "a container outlived its rollout"

@@ -5,6 +5,10 @@ desktops, docs/ray.md) or in this process, writing each rollout as a JSON line.
     holodesk rollouts tasks.jsonl --app "python -m myapp" --envs 8 -n 4 \\
         --ray head:6379 --resources '{"desktop": 1}' --retries 1 --out runs.jsonl
 
+Environments: --app (a private Xvfb running a command), --url (a Chromium page),
+--vnc (desktops VNC servers serve, one environment each), --sandbox (a fresh
+sandbox container per rollout), or --environment (the caller's own factory).
+
 A progress bar (stderr) counts rollouts done, lost and retried; --out gets one
 line per rollout as it ends (a trajectory's summary, or a lost attempt). The exit
 status is `holodesk run`'s for the first rollout (in task order) that did not
@@ -17,6 +21,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import re
 import shlex
 import sys
 from collections.abc import Mapping
@@ -35,11 +41,21 @@ from holodesk.client.credentials import CredentialsError
 from holodesk.client.events import Outcome
 from holodesk.client.exit_codes import ExitCode, for_outcome
 from holodesk.client.progress import BatchProgress
-from holodesk.client.rollouts.factories import LoadError, WebPage, XvfbCommand, load
+from holodesk.client.rollouts.environments.sandbox import DEFAULT_IMAGE
+from holodesk.client.rollouts.factories import (
+    LoadError,
+    Sandbox,
+    VncDesktop,
+    WebPage,
+    XvfbCommand,
+    load,
+)
 from holodesk.client.rollouts.ray_args import add_ray_arguments
 from holodesk.client.rollouts.task_file import TaskFileError, read_tasks
 from holodesk.client.rollouts.trajectory import RolloutTask, Trajectory
 from holodesk.client.shown import shown
+from holodesk.platform.vnc.address import parse_server
+from holodesk.platform.vnc.backend import PASSWORD_ENV
 
 
 def _positive(text: str) -> int:
@@ -72,6 +88,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     where.add_argument("--url", help="each environment: a headless Chromium page at URL")
     where.add_argument(
+        "--vnc",
+        action="append",
+        metavar="ADDRESS",
+        help="an environment on the desktop this VNC server serves (HOST, HOST:DISPLAY, "
+        f"HOST::PORT; password: ${PASSWORD_ENV}); repeat for more",
+    )
+    where.add_argument(
+        "--sandbox",
+        nargs="?",
+        const=DEFAULT_IMAGE,
+        metavar="IMAGE",
+        help=f"each environment: a fresh sandbox container per rollout (default image "
+        f"{DEFAULT_IMAGE}; docker or podman; docs/sandbox.md)",
+    )
+    where.add_argument(
         "--environment",
         metavar="MODULE:NAME",
         help="each environment: made by this factory (name -> Environment); on a cluster "
@@ -80,9 +111,26 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--reward", metavar="MODULE:NAME", help="reward function, run next to each environment"
     )
-    parser.add_argument("--envs", type=_positive, default=1, metavar="N", help="environments")
+    parser.add_argument(
+        "--envs", type=_positive, metavar="N", help="environments (default 1; --vnc: one each)"
+    )
     parser.add_argument("-n", type=_positive, default=1, help="rollouts per task (default 1)")
-    parser.add_argument("--size", default="1280x800", metavar="WxH", help="--app/--url screen")
+    parser.add_argument(
+        "--size", default="1280x800", metavar="WxH", help="--app/--url/--sandbox screen"
+    )
+    parser.add_argument(
+        "--vnc-reset",
+        metavar="COMMAND",
+        help="--vnc: run before every rollout (HOLODESK_VNC_SERVER set): put the desktop back",
+    )
+    parser.add_argument(
+        "--sandbox-apps", metavar="'APP; APP'", help="--sandbox: apps on its desktop"
+    )
+    parser.add_argument(
+        "--container-runtime",
+        metavar="PATH",
+        help="--sandbox: docker or podman (default: $CONTAINER_RUNTIME, docker, podman)",
+    )
     parser.add_argument("--max-steps", type=_non_negative, default=0, help="per session")
     parser.add_argument("--policy", default="", help="daemon policy (default: the daemon's)")
     parser.add_argument("--out", type=Path, metavar="FILE", help="write rollouts here (JSONL)")
@@ -125,7 +173,7 @@ class _Tally:
 def run(args: argparse.Namespace) -> int:
     try:
         tasks = read_tasks(args.tasks)
-        factory = _factory(args)
+        environments = _environments(args)
         reward = load(args.reward, "--reward") if args.reward else None
         channel = read_channel_settings(args)
     except (TaskFileError, LoadError, ValueError, ChannelError, CredentialsError) as error:
@@ -139,12 +187,30 @@ def run(args: argparse.Namespace) -> int:
         )
         return ExitCode.USAGE
     try:
-        return asyncio.run(_rollouts(args, tasks, factory, reward, channel))
+        return asyncio.run(_rollouts(args, tasks, environments, reward, channel))
     except KeyboardInterrupt:
         return ExitCode.CANCELLED
 
 
-def _factory(args: argparse.Namespace) -> Any:
+@dataclass(frozen=True)
+class _Environments:
+    """`count` environments named NAME-1... made by `factory`."""
+
+    name: str
+    factory: Any
+    count: int
+
+
+def _environments(args: argparse.Namespace) -> list[_Environments]:
+    for flag, value in (("--vnc-reset", args.vnc_reset), ("--sandbox-apps", args.sandbox_apps)):
+        wanted = flag.split("-")[2]
+        if value is not None and not getattr(args, wanted):
+            raise ValueError(f"{flag} goes with --{wanted}")
+    if args.container_runtime is not None and args.sandbox is None:
+        raise ValueError("--container-runtime goes with --sandbox")
+    if args.vnc:
+        return _vnc_desktops(args)
+    count = args.envs or 1
     width, _, height = args.size.partition("x")
     if not (width.isdigit() and height.isdigit()):
         raise ValueError(f"--size is WIDTHxHEIGHT, got {args.size!r}")
@@ -152,16 +218,43 @@ def _factory(args: argparse.Namespace) -> Any:
         argv = tuple(shlex.split(args.app))
         if not argv:
             raise ValueError("--app needs a command")
-        return XvfbCommand(argv, int(width), int(height))
+        return [_Environments("env", XvfbCommand(argv, int(width), int(height)), count)]
     if args.url is not None:
-        return WebPage(args.url, int(width), int(height))
-    return load(args.environment, "--environment")
+        return [_Environments("env", WebPage(args.url, int(width), int(height)), count)]
+    if args.sandbox is not None:
+        sandbox = Sandbox(
+            args.sandbox, args.sandbox_apps, int(width), int(height), args.container_runtime
+        )
+        return [_Environments("sandbox", sandbox, count)]
+    return [_Environments("env", load(args.environment, "--environment"), count)]
+
+
+def _vnc_desktops(args: argparse.Namespace) -> list[_Environments]:
+    """One environment per --vnc address: a desktop cannot hold two sessions."""
+    if args.envs is not None and args.envs != len(args.vnc):
+        raise ValueError(
+            f"--vnc names {len(args.vnc)} desktop(s), one environment each: "
+            f"drop --envs or give --envs {len(args.vnc)}"
+        )
+    if len(set(args.vnc)) != len(args.vnc):
+        raise ValueError("a --vnc address is given twice: a desktop holds one session")
+    reset = tuple(shlex.split(args.vnc_reset)) if args.vnc_reset else ()
+    password = os.environ.get(PASSWORD_ENV) or None
+    desktops = []
+    for address in args.vnc:
+        try:
+            host, port = parse_server(address)
+        except ValueError as error:
+            raise ValueError(f"--vnc {address!r}: {error}") from None
+        name = "vnc-" + re.sub(r"[^a-zA-Z0-9_.-]", "-", f"{host}-{port}")
+        desktops.append(_Environments(name, VncDesktop(address, password, reset), 1))
+    return desktops
 
 
 async def _rollouts(
     args: argparse.Namespace,
     tasks: list[RolloutTask],
-    factory: Any,
+    environments: list[_Environments],
     reward: Any,
     channel: ChannelSettings,
 ) -> int:
@@ -175,15 +268,22 @@ async def _rollouts(
     )
     from holodesk.client.rollouts.runner import ROLLOUT_OPTIONS
 
-    spec = EnvironmentSpec(
-        factory, count=args.envs, name="env", resources=args.resources, label_selector=args.labels
-    )
+    specs = [
+        EnvironmentSpec(
+            e.factory,
+            count=e.count,
+            name=e.name,
+            resources=args.resources,
+            label_selector=args.labels,
+        )
+        for e in environments
+    ]
     pool: RayPool | LocalPool
     try:
         pool = (
-            RayPool(args.server, [spec], address=args.ray)
+            RayPool(args.server, specs, address=args.ray)
             if args.ray is not None
-            else LocalPool(args.server, [spec])
+            else LocalPool(args.server, specs)
         )
         await pool.start()
     except RayUnavailableError as error:

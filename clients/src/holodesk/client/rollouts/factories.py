@@ -4,6 +4,8 @@ picklable objects (no closures), so that a RayPool sends them to its actors.
 - `--app "COMMAND ..."`: XvfbCommand: a private Xvfb per environment, the command
   started on it (DISPLAY set) fresh for every rollout and stopped after it;
 - `--url URL`: WebPage: a headless Chromium page per environment;
+- `--vnc ADDRESS`: VncDesktop: the desktop a VNC server serves, one environment each;
+- `--sandbox [IMAGE]`: Sandbox: a fresh sandbox container per rollout;
 - `--environment MODULE:NAME`, `--reward MODULE:NAME`: load(): the caller's own
   factory (name -> Environment) or reward function. A RayPool's nodes import the
   module too, so it must be installed there (or on PYTHONPATH).
@@ -15,11 +17,17 @@ import importlib
 import os
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
-from holodesk.client.rollouts.environments import WebEnvironment, XvfbEnvironment
+from holodesk.client.rollouts.environments import (
+    SandboxEnvironment,
+    VncEnvironment,
+    WebEnvironment,
+    XvfbEnvironment,
+)
+from holodesk.client.rollouts.environments.sandbox import DEFAULT_IMAGE
 from holodesk.platform.processes import stop_process
 
 
@@ -97,3 +105,42 @@ class WebPage:
 
     def __call__(self, name: str) -> WebEnvironment:
         return WebEnvironment(self.url, width=self.width, height=self.height, name=name)
+
+
+@dataclass(frozen=True)
+class VncDesktop:
+    """An environment factory: a VncEnvironment on `server`, `reset_command` run
+    before every rollout. The password is read where the pool is made and travels
+    with the factory (to a Ray actor: through Ray's object store)."""
+
+    server: str
+    password: str | None = field(default=None, repr=False)
+    reset_command: tuple[str, ...] = ()
+
+    def __call__(self, name: str) -> VncEnvironment:
+        return VncEnvironment(
+            self.server, password=self.password, reset_command=self.reset_command, name=name
+        )
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """An environment factory: a SandboxEnvironment of `image` (a fresh container
+    per rollout) with `apps` on its desktop, through `runtime` (None: found on the
+    node that runs it)."""
+
+    image: str = DEFAULT_IMAGE
+    apps: str | None = None
+    width: int = 1280
+    height: int = 800
+    runtime: str | None = None
+
+    def __call__(self, name: str) -> SandboxEnvironment:
+        return SandboxEnvironment(
+            self.image,
+            apps=self.apps,
+            width=self.width,
+            height=self.height,
+            runtime=self.runtime,
+            name=name,
+        )

@@ -30,9 +30,9 @@ import subprocess
 import sys
 import uuid
 
-from holodesk.client.rollouts.ray_pool import reaper_main
+from holodesk.client.rollouts import reaper_main
 from holodesk.client.rollouts.ray_pool.loading import import_psutil
-from holodesk.client.rollouts.ray_pool.reaper_main import COOKIE_VARIABLE
+from holodesk.client.rollouts.reaper_main import COOKIE_VARIABLE
 
 __all__ = ["COOKIE_VARIABLE", "guard_this_process"]
 
