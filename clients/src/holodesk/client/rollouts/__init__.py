@@ -1,5 +1,6 @@
 """Rollouts for reinforcement learning and data generation: many agent sessions
-in parallel against many environments (Xvfb displays, web pages), collected as
+in parallel against many environments (Xvfb displays, web pages, VNC desktops,
+sandbox containers), collected as
 trajectories with every step's frame, actions, results and sampled completions
 (with logprobs), each scored by a reward function whose verdict is recorded.
 
@@ -16,6 +17,8 @@ stops it on exit); `check(finished)` returns a Reward, a float, a bool or None.
 from holodesk.client.rollouts.environments import (
     AppFactory,
     Environment,
+    SandboxEnvironment,
+    VncEnvironment,
     WebEnvironment,
     XvfbEnvironment,
 )
@@ -40,9 +43,11 @@ __all__ = [
     "RewardValue",
     "RolloutStats",
     "RolloutTask",
+    "SandboxEnvironment",
     "StaleAction",
     "Trajectory",
     "TrajectoryStep",
+    "VncEnvironment",
     "WebEnvironment",
     "XvfbEnvironment",
     "as_reward",
