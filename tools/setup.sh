@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SYSTEM_PACKAGES=(xvfb xauth x11-utils xdotool python3-tk tk fonts-dejavu-core fonts-noto-cjk tesseract-ocr tesseract-ocr-eng chromium tigervnc-standalone-server x11vnc x11-xserver-utils systemd dbus trayer sway xwayland python3-gi gir1.2-gtk-3.0 libxcb-cursor0 libxcb-keysyms1 libxcb-icccm4 libxcb-image0 libxcb-render-util0 libxcb-shape0 libxcb-xkb1 libxkbcommon-x11-0 libegl1 libfontconfig1 libdbus-1-3 haskell-status-notifier-item-utils novnc websockify openbox xterm mousepad gnumeric mutter kwin-wayland xdg-desktop-portal xdg-desktop-portal-gnome xdg-desktop-portal-kde qtwayland5 pipewire wireplumber gstreamer1.0-pipewire gstreamer1.0-tools gstreamer1.0-plugins-base)
+SYSTEM_PACKAGES=(xvfb xauth x11-utils xdotool python3-tk tk fonts-dejavu-core fonts-noto-cjk tesseract-ocr tesseract-ocr-eng chromium tigervnc-standalone-server tigervnc-tools x11vnc x11-xserver-utils systemd dbus trayer sway xwayland python3-gi gir1.2-gtk-3.0 libxcb-cursor0 libxcb-keysyms1 libxcb-icccm4 libxcb-image0 libxcb-render-util0 libxcb-shape0 libxcb-xkb1 libxkbcommon-x11-0 libegl1 libfontconfig1 libdbus-1-3 haskell-status-notifier-item-utils novnc websockify openbox xterm mousepad gnumeric mutter kwin-wayland xdg-desktop-portal xdg-desktop-portal-gnome xdg-desktop-portal-kde qtwayland5 pipewire wireplumber gstreamer1.0-pipewire gstreamer1.0-tools gstreamer1.0-plugins-base)
 
 missing=()
 for pkg in "${SYSTEM_PACKAGES[@]}"; do

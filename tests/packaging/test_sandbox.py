@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -32,6 +33,9 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from holodesk.platform.base import Region
+from holodesk.platform.errors import BackendUnavailableError
+from holodesk.platform.select import open_backend
 from tests.support.vllm_server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -272,6 +276,122 @@ def test_a_missing_novnc_is_a_clear_error() -> None:
         sandbox.wait_for_line(r"error: no noVNC in /nonexistent/novnc \(vnc.html missing\)")
 
 
+# --- driven over plain VNC (a rollout pool): a password, no noVNC ---------------------
+
+PASSWORD = "s3cret!"
+
+
+def rfb_security_types(port: int) -> list[int]:
+    """The security types the VNC server on loopback offers an RFB 3.8 client."""
+    with (
+        socket.create_connection(("127.0.0.1", port), timeout=10) as conn,
+        conn.makefile("rb") as reader,
+    ):
+        version = reader.read(12)
+        assert version.startswith(b"RFB 003."), version
+        conn.sendall(b"RFB 003.008\n")
+        (count,) = reader.read(1)
+        return list(reader.read(count))
+
+
+def command_line(pid: int) -> list[str]:
+    return [os.fsdecode(arg) for arg in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")]
+
+
+@pytest.mark.skipif(shutil.which("vncpasswd") is None, reason="needs vncpasswd (tigervnc-tools)")
+def test_driven_over_vnc_it_asks_for_the_password_and_runs_no_novnc(tmp_path: Path) -> None:
+    vnc_port = free_port()
+    # On loopback: the password path is the same wherever Xvnc listens, and tests listen
+    # nowhere else. TMPDIR: the password directory lands where the test can see it.
+    for sandbox in start(
+        SANDBOX_VNC_PORT=str(vnc_port),
+        SANDBOX_VNC_LISTEN="127.0.0.1",
+        SANDBOX_VNC_PASSWORD=PASSWORD,
+        SANDBOX_NOVNC="0",
+        SANDBOX_APPS="",
+        TMPDIR=str(tmp_path),
+    ):
+        ready = sandbox.wait_for_line(r"sandbox: ready: (\S+)").group(1)
+        assert ready == f"vnc://127.0.0.1:{vnc_port}"
+        sandbox.wait_for_line(rf"VNC on 127\.0\.0\.1:{vnc_port} \(VNC password\)")
+        started = children(sandbox.process.pid)
+        commands = {pid: command_line(pid) for pid in started}
+        assert not any("websockify" in " ".join(args) for args in commands.values()), commands
+        xvnc = next(pid for pid, args in commands.items() if args[0].endswith("Xvnc"))
+        args = commands[xvnc]
+        assert args[args.index("-SecurityTypes") + 1] == "VncAuth"
+        secret = Path(args[args.index("-rfbauth") + 1])
+        assert secret.parent.parent == tmp_path
+        assert secret.stat().st_mode & 0o777 == 0o600
+        assert secret.parent.stat().st_mode & 0o777 == 0o700
+        # The apps on the desktop do not inherit the password.
+        for pid in started:
+            if pid != xvnc:
+                assert b"SANDBOX_VNC_PASSWORD" not in Path(f"/proc/{pid}/environ").read_bytes()
+        # VNC authentication only: no way in without the password.
+        assert rfb_security_types(vnc_port) == [2]
+        backend = open_backend("vnc", host="127.0.0.1", port=vnc_port, password=PASSWORD)
+        try:
+            assert backend.screen.grab(Region(0, 0, 1280, 800)).size == (1280, 800)
+        finally:
+            backend.close()
+        with pytest.raises(BackendUnavailableError, match="rejected the VNC password"):
+            open_backend("vnc", host="127.0.0.1", port=vnc_port, password="wrong")
+        assert PASSWORD not in sandbox.output
+        # SIGTERM: everything stopped, exit 0, the password file gone with its directory.
+        sandbox.process.send_signal(signal.SIGTERM)
+        assert sandbox.process.wait(30) == 0, sandbox.output
+        sandbox.wait_for_line(r"sandbox: stopped")
+        assert [pid for pid in started if alive(pid)] == []
+        assert not secret.parent.exists()
+
+
+@pytest.mark.parametrize("listen", ["0.0.0.0", "192.0.2.1"])
+def test_listening_beyond_loopback_without_a_password_is_refused(
+    tmp_path: Path, listen: str
+) -> None:
+    # A stand-in Xvnc first on PATH records whether it was started; should the refusal
+    # regress, no real desktop opens on a network.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    marker = tmp_path / "xvnc-started"
+    fake = bin_dir / "Xvnc"
+    fake.write_text(f"#!/bin/sh\ntouch {shlex.quote(str(marker))}\n")
+    fake.chmod(0o755)
+    for sandbox in start(
+        SANDBOX_VNC_LISTEN=listen,
+        SANDBOX_VNC_PASSWORD="",
+        SANDBOX_NOVNC="0",
+        PATH=f"{bin_dir}:{os.environ['PATH']}",
+    ):
+        assert sandbox.process.wait(10) == 1, sandbox.output
+        error = sandbox.wait_for_line(r"sandbox: error: .*").group(0)
+        assert f"SANDBOX_VNC_LISTEN={listen}" in error
+        assert "SANDBOX_VNC_PASSWORD" in error
+        assert not marker.exists()
+
+
+def test_without_novnc_it_needs_no_novnc_files_and_names_a_dead_xvnc() -> None:
+    vnc_port = free_port()
+    for sandbox in start(
+        SANDBOX_VNC_PORT=str(vnc_port),
+        SANDBOX_VNC_LISTEN="127.0.0.1",
+        SANDBOX_VNC_PASSWORD="",
+        SANDBOX_NOVNC="0",
+        SANDBOX_NOVNC_WEB="/nonexistent/novnc",
+        SANDBOX_APPS="",
+    ):
+        ready = sandbox.wait_for_line(r"sandbox: ready: (\S+)").group(1)
+        assert ready == f"vnc://127.0.0.1:{vnc_port}"
+        assert rfb_security_types(vnc_port) == [1]
+        # With websockify absent, Xvnc is the only core process: its death is named.
+        pids = children(sandbox.process.pid)
+        xvnc = next(p for p in pids if Path(f"/proc/{p}/comm").read_text().strip() == "Xvnc")
+        os.kill(xvnc, signal.SIGKILL)  # a process this test's sandbox started
+        assert sandbox.process.wait(30) == 1, sandbox.output
+        sandbox.wait_for_line(rf"error: process {xvnc} \(Xvnc\) exited")
+
+
 # --- run.sh, the one command ---------------------------------------------------------
 
 RECORDER = """#!/bin/sh
@@ -360,6 +480,7 @@ def test_the_containerfile_copies_what_exists_and_installs_what_the_entrypoint_r
         "xdpyinfo": "x11-utils",
         "tini": "tini",
         "novnc": "novnc",
+        "vncpasswd": "tigervnc-tools",
     }
     assert set(debian.values()) <= packages
     assert os.access(ENTRYPOINT, os.X_OK)

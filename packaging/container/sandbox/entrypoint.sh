@@ -1,17 +1,21 @@
 #!/bin/bash
 # holodesk sandbox: a throwaway virtual desktop to watch and try holodesk on, seen
-# through noVNC in a browser, so nobody lends holodesk their own desktop.
+# through noVNC in a browser, so nobody lends holodesk their own desktop; or, for a
+# rollout pool, driven over plain VNC (SANDBOX_VNC_LISTEN, SANDBOX_VNC_PASSWORD,
+# SANDBOX_NOVNC=0).
 #
 # Starts, in order, and waits for each to be up before the next:
 #   1. TigerVNC's Xvnc: the X display and its VNC server in one process (VNC on
-#      loopback only: the browser reaches it through websockify, nothing else does);
+#      loopback by default: the browser reaches it through websockify);
 #   2. a window manager (openbox), so windows get frames, focus and stacking;
 #   3. the apps (a terminal, a text editor, a browser: whatever of SANDBOX_APPS is
 #      installed);
-#   4. websockify serving noVNC's page and bridging its WebSocket to the VNC port.
-# Then prints "sandbox ready: <url>" and runs until SIGTERM/SIGINT (docker stop,
-# Ctrl+C), which stops everything it started, newest first, and exits 0. If the X
-# server or websockify dies on its own, the rest is stopped too and it exits 1.
+#   4. unless SANDBOX_NOVNC=0, websockify serving noVNC's page and bridging its
+#      WebSocket to the VNC port.
+# Then prints "sandbox: ready: <url>" (http://... for noVNC, vnc://LISTEN:PORT
+# without) and runs until SIGTERM/SIGINT (docker stop, Ctrl+C), which stops
+# everything it started, newest first, and exits 0. If the X server or websockify
+# dies on its own, the rest is stopped too and it exits 1.
 #
 # With SANDBOX_DEMO=1, `holodesk demo` (the whole stack with the CPU OCR policy, no
 # GPU, no model) runs on this desktop in a terminal once it is up; with
@@ -21,7 +25,12 @@
 # Settings (environment):
 #   SANDBOX_DISPLAY       X display (default :1; auto: a free one, picked by Xvnc)
 #   SANDBOX_GEOMETRY      screen size (default 1280x800)
-#   SANDBOX_VNC_PORT      VNC port on loopback (default 5901)
+#   SANDBOX_VNC_PORT      VNC port (default 5901)
+#   SANDBOX_VNC_LISTEN    address VNC listens on (default 127.0.0.1; 0.0.0.0: every
+#                         interface); beyond loopback it needs SANDBOX_VNC_PASSWORD
+#   SANDBOX_VNC_PASSWORD  VNC password (default none); VNC authentication uses only
+#                         its first 8 characters
+#   SANDBOX_NOVNC         0: no noVNC/websockify, clients use VNC itself (default 1)
 #   SANDBOX_NOVNC_LISTEN  address noVNC listens on (default 0.0.0.0: the container's)
 #   SANDBOX_NOVNC_PORT    noVNC's HTTP/WebSocket port (default 6080)
 #   SANDBOX_NOVNC_WEB     noVNC's files (default /usr/share/novnc)
@@ -35,6 +44,12 @@ set -euo pipefail
 display=${SANDBOX_DISPLAY:-:1}
 geometry=${SANDBOX_GEOMETRY:-1280x800}
 vnc_port=${SANDBOX_VNC_PORT:-5901}
+vnc_listen=${SANDBOX_VNC_LISTEN:-127.0.0.1}
+vnc_password=${SANDBOX_VNC_PASSWORD:-}
+# Out of the environment the apps inherit: a terminal on the desktop, typed into by
+# whoever drives it, would show it to `env`.
+unset SANDBOX_VNC_PASSWORD
+novnc=${SANDBOX_NOVNC:-1}
 novnc_listen=${SANDBOX_NOVNC_LISTEN:-0.0.0.0}
 novnc_port=${SANDBOX_NOVNC_PORT:-6080}
 novnc_web=${SANDBOX_NOVNC_WEB:-/usr/share/novnc}
@@ -48,6 +63,8 @@ die() { printf 'sandbox: error: %s\n' "$*" >&2; stop 1; }
 
 started=()   # every pid, oldest first
 core=()      # the ones whose death ends the sandbox
+core_names=() # their names, for the error that ends it
+secret_dir=  # the VNC password file's private directory
 stopping=0
 tick=        # the main loop's poll timer
 
@@ -64,6 +81,7 @@ stop() {
     for pid in "${started[@]}"; do
         wait "$pid" 2>/dev/null || true
     done
+    if [[ -n $secret_dir ]]; then rm -rf "$secret_dir"; fi
     say "stopped"
     exit "$code"
 }
@@ -95,21 +113,64 @@ wait_quietly() {
     done
 }
 
-for tool in Xvnc xdpyinfo xprop websockify; do
+case $novnc in
+    0 | 1) ;;
+    *) die "SANDBOX_NOVNC must be 0 or 1, not '$novnc'" ;;
+esac
+# Nobody gets an open desktop on a network by accident.
+case $vnc_listen in
+    127.* | ::1 | localhost) ;;
+    *) [[ -n $vnc_password ]] ||
+        die "SANDBOX_VNC_LISTEN=$vnc_listen needs SANDBOX_VNC_PASSWORD: without one, anyone who reaches the port controls the desktop" ;;
+esac
+# vncpasswd -f takes a second line as a view-only password.
+[[ $vnc_password != *$'\n'* ]] || die "SANDBOX_VNC_PASSWORD must be a single line"
+
+tools=(Xvnc xdpyinfo xprop)
+if [[ $novnc == 1 ]]; then tools+=(websockify); fi
+for tool in "${tools[@]}"; do
     command -v "$tool" >/dev/null || die "$tool is not installed"
 done
-[[ -f $novnc_web/vnc.html ]] || die "no noVNC in $novnc_web (vnc.html missing)"
+if [[ -n $vnc_password ]]; then
+    command -v vncpasswd >/dev/null ||
+        die "vncpasswd is not installed (Debian package tigervnc-tools): SANDBOX_VNC_PASSWORD needs it"
+fi
+if [[ $novnc == 1 && ! -f $novnc_web/vnc.html ]]; then
+    die "no noVNC in $novnc_web (vnc.html missing)"
+fi
+
+# Where this script and websockify reach the VNC port.
+vnc_local=$vnc_listen
+if [[ $vnc_listen == 0.0.0.0 ]]; then vnc_local=127.0.0.1; fi
 
 # 1. The display and its VNC server. "auto": the X server picks a free display
 # number and writes it to -displayfd once it accepts connections.
-xvnc_args=(-geometry "$geometry" -depth 24 -rfbport "$vnc_port" -localhost
-    -SecurityTypes None -AlwaysShared -nolisten tcp -desktop holodesk-sandbox)
+xvnc_args=(-geometry "$geometry" -depth 24 -rfbport "$vnc_port"
+    -AlwaysShared -nolisten tcp -desktop holodesk-sandbox)
+case $vnc_listen in
+    127.0.0.1) xvnc_args+=(-localhost) ;;
+    0.0.0.0) ;;
+    *) xvnc_args+=(-interface "$vnc_listen") ;;
+esac
+if [[ -n $vnc_password ]]; then
+    # Xvnc reads the file at each connection, so it lives until stop removes it.
+    # mktemp -d's directory is the owner's alone (0700).
+    secret_dir=$(mktemp -d)
+    (umask 077 && printf '%s\n' "$vnc_password" | vncpasswd -f >"$secret_dir/passwd") ||
+        die "vncpasswd could not write the VNC password file"
+    xvnc_args+=(-SecurityTypes VncAuth -rfbauth "$secret_dir/passwd")
+    vnc_auth="VNC password"
+else
+    xvnc_args+=(-SecurityTypes None)
+    vnc_auth="no password"
+fi
 if [[ $display == auto ]]; then
     number_file=$(mktemp)
     Xvnc -displayfd 3 "${xvnc_args[@]}" 3>"$number_file" &
     watch_pid=$!
     started+=("$watch_pid")
     core+=("$watch_pid")
+    core_names+=(Xvnc)
     wait_for "the X server's display number" test -s "$number_file"
     display=:$(tr -d '[:space:]' <"$number_file")
     rm -f "$number_file"
@@ -118,11 +179,12 @@ else
     watch_pid=$!
     started+=("$watch_pid")
     core+=("$watch_pid")
+    core_names+=(Xvnc)
 fi
 export DISPLAY=$display
 wait_for "the X display $display" xdpyinfo -display "$display"
-wait_for "the VNC port $vnc_port" port_open 127.0.0.1 "$vnc_port"
-say "desktop $display ($geometry) up, VNC on 127.0.0.1:$vnc_port"
+wait_for "the VNC port $vnc_port" port_open "$vnc_local" "$vnc_port"
+say "desktop $display ($geometry) up, VNC on $vnc_listen:$vnc_port ($vnc_auth)"
 
 # 2. The window manager.
 if [[ -n $wm ]]; then
@@ -157,12 +219,15 @@ done
 
 # 4. noVNC.
 watch_pid=
-websockify --web "$novnc_web" "$novnc_listen:$novnc_port" "127.0.0.1:$vnc_port" &
-watch_pid=$!
-started+=("$watch_pid")
-core+=("$watch_pid")
-wait_for "noVNC on port $novnc_port" port_open 127.0.0.1 "$novnc_port"
-watch_pid=
+if [[ $novnc == 1 ]]; then
+    websockify --web "$novnc_web" "$novnc_listen:$novnc_port" "$vnc_local:$vnc_port" &
+    watch_pid=$!
+    started+=("$watch_pid")
+    core+=("$watch_pid")
+    core_names+=(websockify)
+    wait_for "noVNC on port $novnc_port" port_open 127.0.0.1 "$novnc_port"
+    watch_pid=
+fi
 
 if [[ $demo == 1 ]]; then
     xterm -title "holodesk demo" -hold -e holodesk demo --display "$display" &
@@ -174,7 +239,11 @@ elif [[ -n ${HOLODESK_SERVER:-} ]]; then
     started+=("$!")
 fi
 
-say "ready: http://localhost:$novnc_port/vnc.html?autoconnect=1&resize=scale"
+if [[ $novnc == 1 ]]; then
+    say "ready: http://localhost:$novnc_port/vnc.html?autoconnect=1&resize=scale"
+else
+    say "ready: vnc://$vnc_listen:$vnc_port"
+fi
 
 # Until a signal (the trap stops everything) or a core process dies on its own.
 # Polled, not `wait -n`: bash (5.2) never reports to `wait -n` a child that died
@@ -182,11 +251,10 @@ say "ready: http://localhost:$novnc_port/vnc.html?autoconnect=1&resize=scale"
 # the sandbox running without it. `wait` on one pid is reliable and a trapped
 # signal still interrupts it at once.
 while true; do
-    for pid in "${core[@]}"; do
+    for index in "${!core[@]}"; do
+        pid=${core[index]}
         if ! kill -0 "$pid" 2>/dev/null; then
-            name=websockify
-            [[ $pid == "${core[0]}" ]] && name=Xvnc
-            printf 'sandbox: error: process %s (%s) exited\n' "$pid" "$name" >&2
+            printf 'sandbox: error: process %s (%s) exited\n' "$pid" "${core_names[index]}" >&2
             stop 1
         fi
     done
