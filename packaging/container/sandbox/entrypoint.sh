@@ -9,7 +9,7 @@
 #      loopback by default: the browser reaches it through websockify);
 #   2. a window manager (openbox), so windows get frames, focus and stacking;
 #   3. the apps (a terminal, a text editor, a browser: whatever of SANDBOX_APPS is
-#      installed);
+#      installed), until the window manager lists a window for each;
 #   4. unless SANDBOX_NOVNC=0, websockify serving noVNC's page and bridging its
 #      WebSocket to the VNC port.
 # Then prints "sandbox: ready: <url>" (http://... for noVNC, vnc://LISTEN:PORT
@@ -103,6 +103,13 @@ wait_for() {
 port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
 
 wm_ready() { xprop -root _NET_SUPPORTING_WM_CHECK 2>/dev/null | grep -q 'window id'; }
+
+# At least $1 windows managed ("_NET_CLIENT_LIST(WINDOW): window id # 0x..., 0x...").
+windows_shown() {
+    local listed
+    listed=$(xprop -root _NET_CLIENT_LIST 2>/dev/null | grep -o '0x[0-9a-f]*' | wc -l)
+    ((listed >= $1))
+}
 
 # Poll `$@` like wait_for, but only report whether it came up in time.
 wait_quietly() {
@@ -204,6 +211,7 @@ if [[ -n $wm ]]; then
 fi
 
 # 3. The apps.
+launched=0
 IFS=';' read -r -a app_list <<<"$apps"
 for app in "${app_list[@]}"; do
     app=$(echo "$app" | sed -e 's/^ *//' -e 's/ *$//')
@@ -211,11 +219,22 @@ for app in "${app_list[@]}"; do
     if command -v "${app%% *}" >/dev/null; then
         $app >/dev/null 2>&1 &
         started+=("$!")
+        launched=$((launched + 1))
         say "app: $app"
     else
         say "app ${app%% *} is not installed: skipped"
     fi
 done
+# "Ready" means the apps are on the screen: a client that starts typing as soon as
+# they are launched loses its first keys to a desktop with no window yet. The window
+# manager lists the windows it manages (EWMH _NET_CLIENT_LIST).
+if ((launched > 0)) && wm_ready; then
+    if wait_quietly windows_shown "$launched"; then
+        say "apps' windows shown"
+    else
+        say "not every app showed a window within ${timeout_s}s; going on"
+    fi
+fi
 
 # 4. noVNC.
 watch_pid=

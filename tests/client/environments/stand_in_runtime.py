@@ -186,6 +186,12 @@ def _find(state: Path, asked: str) -> dict[str, Any] | None:
 
 
 def _forget(state: Path, info: dict[str, Any]) -> None:
+    """Remove the container; what it printed is kept in STATE/removed/ for post-mortems."""
+    removed = state / "removed"
+    removed.mkdir(exist_ok=True)
+    log = state / info["id"] / "log"
+    if log.exists():
+        log.rename(removed / f"{info['id']}.log")
     subprocess.run(["rm", "-rf", str(state / info["id"])], check=False)
 
 
