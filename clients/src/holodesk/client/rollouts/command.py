@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
+from holodesk.client.argtypes import non_negative_int, positive_float, positive_int
 from holodesk.client.channel import ChannelError, ChannelSettings
 from holodesk.client.cli import Command
 from holodesk.client.connection_args import (
@@ -56,27 +57,6 @@ from holodesk.client.rollouts.trajectory import RolloutTask, Trajectory
 from holodesk.client.shown import shown
 from holodesk.platform.vnc.address import parse_server
 from holodesk.platform.vnc.backend import PASSWORD_ENV
-
-
-def _positive(text: str) -> int:
-    number = int(text)
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {number}")
-    return number
-
-
-def _non_negative(text: str) -> int:
-    number = int(text)
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {number}")
-    return number
-
-
-def _seconds(text: str) -> float:
-    number = float(text)
-    if not number > 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
-    return number
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -112,9 +92,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--reward", metavar="MODULE:NAME", help="reward function, run next to each environment"
     )
     parser.add_argument(
-        "--envs", type=_positive, metavar="N", help="environments (default 1; --vnc: one each)"
+        "--envs", type=positive_int, metavar="N", help="environments (default 1; --vnc: one each)"
     )
-    parser.add_argument("-n", type=_positive, default=1, help="rollouts per task (default 1)")
+    parser.add_argument("-n", type=positive_int, default=1, help="rollouts per task (default 1)")
     parser.add_argument(
         "--size", default="1280x800", metavar="WxH", help="--app/--url/--sandbox screen"
     )
@@ -131,7 +111,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="--sandbox: docker or podman (default: $CONTAINER_RUNTIME, docker, podman)",
     )
-    parser.add_argument("--max-steps", type=_non_negative, default=0, help="per session")
+    parser.add_argument("--max-steps", type=non_negative_int, default=0, help="per session")
     parser.add_argument("--policy", default="", help="daemon policy (default: the daemon's)")
     parser.add_argument("--out", type=Path, metavar="FILE", help="write rollouts here (JSONL)")
     parser.add_argument(
@@ -147,11 +127,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     ray = parser.add_argument_group("Ray cluster")
     add_ray_arguments(ray)
     ray.add_argument(
-        "--retries", type=_non_negative, default=0, help="tries again for a lost rollout"
+        "--retries", type=non_negative_int, default=0, help="tries again for a lost rollout"
     )
     ray.add_argument(
         "--time-limit",
-        type=_seconds,
+        type=positive_float,
         metavar="SECONDS",
         help="kill and replace an environment whose rollout runs longer",
     )
