@@ -58,12 +58,14 @@ async def test_a_model_policy_reports_unparseable_answers_and_its_pinning() -> N
 
 def test_the_prompt_hash_follows_what_is_asked_not_the_name() -> None:
     holo = get_dialect("holo")
-    renamed = Dialect(holo.spec.model_copy(update={"name": "mine", "description": "a copy"}))
+    renamed = Dialect(
+        holo.spec.model_copy(update={"name": "mine", "description": "a copy"}), holo.parser
+    )
     assert renamed.prompt_hash == holo.prompt_hash
     prompts = holo.spec.prompts.model_copy(update={"locate": "Where is {description}?"})
-    asked_otherwise = Dialect(holo.spec.model_copy(update={"prompts": prompts}))
+    asked_otherwise = Dialect(holo.spec.model_copy(update={"prompts": prompts}), holo.parser)
     assert asked_otherwise.prompt_hash != holo.prompt_hash
-    hotter = Dialect(holo.spec.model_copy(update={"temperature": 0.7}))
+    hotter = Dialect(holo.spec.model_copy(update={"temperature": 0.7}), holo.parser)
     assert hotter.prompt_hash != holo.prompt_hash
     # holotron differs from holo only in its resize rule and frames, and says so.
     holotron = get_dialect("holotron")

@@ -174,7 +174,7 @@ def test_the_window_layout_is_still_there() -> None:
     """The original: step lines, then the last 3 screenshots, sliding by one: the next
     prompt departs right after the task (what a prefix cache cannot reuse)."""
     holo = get_dialect("holo")
-    window = Dialect(holo.spec.model_copy(update={"history_layout": "window"}))
+    window = Dialect(holo.spec.model_copy(update={"history_layout": "window"}), holo.parser)
     assert window.spec.frames_kept == window.spec.history_images == 3
     prompts = run(window, 6)
     fifth = prompts[4]
@@ -235,7 +235,7 @@ def test_a_policy_may_make_only_the_images_shown(name: str) -> None:
     (spec.images_shown) gets the same prompt as one that makes the whole window's."""
     for layout in ("append", "window"):
         base = get_dialect(name)
-        dialect = Dialect(base.spec.model_copy(update={"history_layout": layout}))
+        dialect = Dialect(base.spec.model_copy(update={"history_layout": layout}), base.parser)
         session = Session(
             SessionRequest(task=TASK), policy_name="t", max_steps=9,
             history_frames=dialect.spec.frames_kept,

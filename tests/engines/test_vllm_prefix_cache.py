@@ -133,7 +133,7 @@ def test_consecutive_steps_share_their_prompt_tokens_in_vllm(
     image_token = tokenizer.convert_tokens_to_ids("<image>")
     appended = tiny_dialect(tmp_path)
     assert appended.spec.history_layout == "append"
-    window = Dialect(appended.spec.model_copy(update={"history_layout": "window"}))
+    window = Dialect(appended.spec.model_copy(update={"history_layout": "window"}), appended.parser)
     for dialect, layout in ((appended, "append"), (window, "window")):
         # Steps 2 and 3 (step 2 is the first with an earlier step: its header comes in).
         one, two = run_step(llm, dialect, 2), run_step(llm, dialect, 3)

@@ -18,7 +18,6 @@ from holodesk.daemon.dialects.base import (
     ParsedStep,
 )
 from holodesk.daemon.dialects.coords import CoordinateConvention, ImageGeometry, fit_in_box
-from holodesk.daemon.dialects.parsers import get_parser
 from holodesk.daemon.dialects.schema_views import bound_pixels, compact_schema
 from holodesk.daemon.dialects.spec import DialectSpec
 from holodesk.daemon.engines.base import ChatMessage, ImagePart, SamplingParams, ToolUse
@@ -31,9 +30,9 @@ _DEFAULT_ACCEPTED = (ImageEncoding.PNG, ImageEncoding.JPEG)
 
 
 class Dialect:
-    def __init__(self, spec: DialectSpec, parser: OutputParser | None = None) -> None:
+    def __init__(self, spec: DialectSpec, parser: OutputParser) -> None:
         self.spec = spec
-        self.parser = parser if parser is not None else get_parser(spec.parser)
+        self.parser = parser
         self._resize = spec.resize.rule()
         # The spec is frozen: its action space and schema are made once.
         self.action_space: ActionSpace | None = action_space_of(self.parser, spec)

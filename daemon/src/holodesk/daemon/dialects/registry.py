@@ -98,11 +98,6 @@ PARSERS: Mapping[str, OutputParser] = _table(
 _DIALECT_TYPES: Mapping[str, type[Dialect]] = MappingProxyType(
     {name: kind for f in _FAMILIES for name, kind in f.dialect_types.items()}
 )
-# The parsers a plain Dialect finds by name (parsers.get_parser's default): those of
-# template dialects, whose conversation is the spec's templates.
-TEMPLATE_PARSERS: Mapping[str, OutputParser] = MappingProxyType(
-    {name: p for name, p in PARSERS.items() if name not in _DIALECT_TYPES}
-)
 # The default model is Holotron-12B; its format is a guess to check on a GPU host.
 DEFAULT_DIALECT = holo.HOLOTRON.name
 
@@ -120,10 +115,11 @@ def builtin_spec(name: str) -> DialectSpec:
 
 
 def get_dialect(name: str = DEFAULT_DIALECT) -> Dialect:
-    return _dialect(builtin_spec(name))
+    return dialect_for(builtin_spec(name))
 
 
-def _dialect(spec: DialectSpec) -> Dialect:
+def dialect_for(spec: DialectSpec) -> Dialect:
+    """The dialect `spec` describes: its family's class, with the parser it names."""
     parser = get_parser(spec.parser, PARSERS)
     return _DIALECT_TYPES.get(spec.parser, Dialect)(spec, parser)
 
@@ -145,7 +141,7 @@ def load_dialect(path: str | Path) -> Dialect:
             for err in exc.errors()
         )
         raise DialectConfigError(f"{path}: {problems}") from None
-    return _dialect(spec)
+    return dialect_for(spec)
 
 
 def _read(path: Path) -> dict[str, Any]:

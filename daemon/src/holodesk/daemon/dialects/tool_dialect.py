@@ -38,7 +38,6 @@ from holodesk.daemon.dialects.base import (
 from holodesk.daemon.dialects.coords import ImageGeometry
 from holodesk.daemon.dialects.dialect import Dialect
 from holodesk.daemon.dialects.jsontext import extract_object
-from holodesk.daemon.dialects.parsers import get_parser
 from holodesk.daemon.dialects.spec import DialectSpec
 from holodesk.daemon.dialects.tool_prompt import CallRenderer, RenderedCall
 from holodesk.daemon.dialects.values import brief, point_value
@@ -182,8 +181,7 @@ class ToolDialect(Dialect):
     """A dialect of a `ToolFamily`: its requests carry the tools, its conversation is
     tool_prompt's."""
 
-    def __init__(self, spec: DialectSpec, parser: OutputParser | None = None) -> None:
-        parser = parser if parser is not None else get_parser(spec.parser)
+    def __init__(self, spec: DialectSpec, parser: OutputParser) -> None:
         if not isinstance(parser, ToolCallParser):
             raise TypeError(f"dialect {spec.name}: parser {spec.parser!r} reads no tool calls")
         super().__init__(spec, parser)

@@ -84,7 +84,7 @@ class HDesktopDialect(Dialect):
     template layout: tool outputs, image placeholders and memory have no template."""
 
     def __init__(self, spec: DialectSpec, parser: OutputParser | None = None) -> None:
-        # Its parser lives here, not in parsers.py (which this module's Dialect imports).
+        # One format: the harness's own parser unless told otherwise.
         super().__init__(spec, parser if parser is not None else HDesktopParser())
 
     def step_messages(
