@@ -191,3 +191,17 @@ def test_open_execute_until_and_close_window(tmp_path: Path) -> None:
         assert _windows(context.display, "mousepad")
         assert not _windows(context.display, "xterm")  # closed by close_window
         assert (context.cache / "flag.out").read_text() == "ok\n"
+
+
+def test_task_reward_refuses_an_environment_without_a_task_state() -> None:
+    """OSWorld evaluators read a TaskEnvironment's state; any other environment is a
+    TypeError naming it, not a score."""
+    import asyncio
+
+    from holodesk.client.eval.tasks import task_reward
+    from holodesk.client.rollouts import Finished, XvfbEnvironment
+
+    # Refused before the trajectory or the backend is read.
+    finished = Finished(None, XvfbEnvironment(name="plain"), None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="not a XvfbEnvironment's"):
+        asyncio.run(task_reward()(finished))  # type: ignore[arg-type]

@@ -11,8 +11,8 @@ and scores them with no more than
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
+from holodesk.client.eval.tasks.context import TaskContext
 from holodesk.client.eval.tasks.evaluate import Score, evaluate
 from holodesk.client.eval.tasks.model import Task
 from holodesk.client.events import Outcome
@@ -60,22 +60,22 @@ def task_reward(task: Task | None = None) -> RewardFunction:
     state to read); the score is the reward, success is a score of 1."""
 
     async def reward(finished: Finished) -> Reward:
-        from holodesk.client.eval.tasks.environment import TaskEnvironment
-
-        environment = finished.environment
-        if not isinstance(environment, TaskEnvironment):
+        # What a TaskEnvironment holds (its `context`), not the class: environment.py
+        # builds on this module.
+        context = getattr(finished.environment, "context", None)
+        if not isinstance(context, TaskContext):
             raise TypeError(
                 f"OSWorld evaluators read a TaskEnvironment's state, not a "
-                f"{type(environment).__name__}'s"
+                f"{type(finished.environment).__name__}'s"
             )
         trajectory = finished.trajectory
         definition = task if task is not None else task_of(trajectory.task)
-        score = await asyncio.to_thread(score_trajectory, definition, environment, trajectory)
+        score = await asyncio.to_thread(score_trajectory, definition, context, trajectory)
         return Reward(reward=score.score, success=score.success, note=score.note)
 
     return reward
 
 
-def score_trajectory(task: Task, environment: Any, trajectory: Trajectory) -> Score:
-    """The task's score on the environment's state after `trajectory` (blocking)."""
-    return evaluate(task, environment.context, failed_on_purpose=failed_on_purpose(trajectory))
+def score_trajectory(task: Task, context: TaskContext, trajectory: Trajectory) -> Score:
+    """The task's score on its environment's state after `trajectory` (blocking)."""
+    return evaluate(task, context, failed_on_purpose=failed_on_purpose(trajectory))
