@@ -13,30 +13,27 @@ that can call these four methods, runs OSWorld tasks unchanged."""
 
 from __future__ import annotations
 
-import itertools
 import shutil
 import tempfile
 import threading
 import time
 from pathlib import Path
-from types import TracebackType
-from typing import Self
 
 from holodesk.client.eval.tasks.context import TaskContext
 from holodesk.client.eval.tasks.model import Task
 from holodesk.client.eval.tasks.processes import OwnedProcesses
 from holodesk.client.eval.tasks.rollout import task_of
 from holodesk.client.eval.tasks.setup import run_steps
+from holodesk.client.rollouts.environments.base import Managed, numbered
 from holodesk.client.rollouts.trajectory import RolloutTask
 from holodesk.platform.base import Backend
 from holodesk.platform.select import open_backend
 from holodesk.platform.virtual_display import VirtualDisplay
 
 BUS_TIMEOUT_S = 10.0
-_numbers = itertools.count(1)
 
 
-class TaskEnvironment:
+class TaskEnvironment(Managed):
     """`width` x `height` displays; `workdir` holds each run's HOME and cache (a
     temporary folder by default, removed at the next reset and at close)."""
 
@@ -48,7 +45,7 @@ class TaskEnvironment:
         name: str = "",
         workdir: Path | None = None,
     ) -> None:
-        self.name = name or f"task-{next(_numbers)}"
+        self.name = name or numbered("task")
         self.width = width
         self.height = height
         self._workdir = workdir
@@ -140,15 +137,3 @@ class TaskEnvironment:
         with self._lock:
             self._closed = True
             self._teardown()
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
