@@ -90,6 +90,10 @@ def _run(state: Path, images: dict[str, str], args: list[str]) -> int:
             env[key] = given if equals else os.environ.get(key, "")
         elif flag == "--publish":
             published = value
+        elif flag == "--pull":
+            if value != "never":
+                print(f"stand-in runtime: it pulls nothing (--pull {value})", file=sys.stderr)
+                return 125
         elif flag in ("--detach", "--rm"):
             remove_on_exit = remove_on_exit or flag == "--rm"
             index -= 1

@@ -102,8 +102,13 @@ def test_a_container_never_ready_in_time_is_removed(stand_in: StandIn) -> None:
 
 def test_an_image_the_runtime_lacks_is_its_own_words(stand_in: StandIn) -> None:
     environment = SandboxEnvironment("no/such-image", runtime=str(stand_in.path))
-    with environment, pytest.raises(ContainerError, match="Unable to find image 'no/such-image"):
+    with environment, pytest.raises(ContainerError) as missing:
         environment.reset(TASK)
+    said = str(missing.value)
+    assert "Unable to find image 'no/such-image" in said
+    assert "build it on this node" in said
+    (run,) = [call for call in stand_in.calls() if call[0] == "run"]
+    assert run[run.index("--pull") + 1] == "never", "a missing image must not be pulled"
 
 
 def test_no_runtime_names_every_place_looked(monkeypatch: pytest.MonkeyPatch) -> None:

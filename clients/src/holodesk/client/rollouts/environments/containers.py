@@ -72,7 +72,9 @@ class ContainerRuntime:
 
         Values of `env` reach the runtime through its own environment (`-e NAME`),
         never its argv, which every user of the machine can read."""
-        args = ["run", "--detach", "--name", name]
+        # Never pulled: an image missing here is an error, not a download of whatever
+        # a registry serves under that name.
+        args = ["run", "--detach", "--pull", "never", "--name", name]
         for key, value in (labels or {}).items():
             args += ["--label", f"{key}={value}"]
         for mapping in publish:

@@ -109,13 +109,20 @@ class SandboxEnvironment(Managed):
         if self.apps is not None:
             env["SANDBOX_APPS"] = self.apps
         self._deadline = time.monotonic() + self.start_timeout_s
-        return self.runtime.run_detached(
-            self.image,
-            name=_container_name(self.name),
-            env=env,
-            publish=[f"127.0.0.1::{VNC_PORT}"],
-            labels={reaper_main.CONTAINER_LABEL: owner, NAME_LABEL: self.name},
-        )
+        try:
+            return self.runtime.run_detached(
+                self.image,
+                name=_container_name(self.name),
+                env=env,
+                publish=[f"127.0.0.1::{VNC_PORT}"],
+                labels={reaper_main.CONTAINER_LABEL: owner, NAME_LABEL: self.name},
+            )
+        except ContainerError as error:
+            raise ContainerError(
+                f"{self.name}: {error} (the image is never pulled: build it on this node, "
+                f"e.g. `{self.runtime.name} build -f packaging/container/sandbox/Containerfile "
+                f"-t {self.image} .` in a holodesk checkout; docs/sandbox.md)"
+            ) from error
 
     def _wait_until_ready(self, container: str) -> tuple[str, int]:
         while True:
