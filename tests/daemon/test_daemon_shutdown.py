@@ -11,7 +11,8 @@ from pathlib import Path
 import grpc
 import pytest
 
-from holodesk.daemon.policies.base import Decision
+from holodesk.daemon.frames import EncodedFrame
+from holodesk.daemon.policies.base import Decision, Location
 from holodesk.daemon.steps import StepContext
 from holodesk.proto.v1 import agent_pb2
 from tests.daemon.support import (
@@ -43,6 +44,17 @@ class ReleasedPolicy(RecordingPolicy):
         self.waiting += 1
         await self.release.wait()
         return await super().decide(context)
+
+
+class ReleasedLocator(ReleasedPolicy):
+    """Locates when `release` is set: an answer still being made when the drain starts."""
+
+    async def locate(
+        self, frame: EncodedFrame, descriptions: tuple[str, ...]
+    ) -> tuple[Location, ...]:
+        self.waiting += 1
+        await self.release.wait()
+        return tuple(Location(d, found=False, absent=True) for d in descriptions)
 
 
 async def _code(stream: Stream) -> grpc.StatusCode:
@@ -181,4 +193,27 @@ async def test_no_new_session_starts_while_draining() -> None:
         assert "shutting down" in (refused_locate.value.details() or "")
         finishing.release.set()
         assert (await busy.recv()).WhichOneof("event") == "actions"
+        await asyncio.wait_for(stopping, GUARD_S)
+
+
+async def test_a_locate_being_answered_when_the_drain_starts_is_answered() -> None:
+    """The drain waits for Locate answers as for steps, the port open meanwhile, so a
+    Locate arriving then is refused by the daemon itself (UNAVAILABLE, "shutting down")
+    rather than by a stopping gRPC core (CANCELLED or INTERNAL: a batch would take those
+    for an answer about its image)."""
+    locator = ReleasedLocator("locator")
+    request = agent_pb2.LocateRequest(frame=FRAME, descriptions=["the button"])
+    async with running_daemon([locator], grace_s=30.0) as daemon:
+        answering = asyncio.ensure_future(daemon.agent.Locate(request, timeout=GUARD_S))
+        await wait_until(lambda: locator.waiting == 1, "the Locate to be answered")
+        stopping = asyncio.create_task(daemon.running.stop())
+        await asyncio.wait_for(daemon.running.registry.shutting_down.wait(), GUARD_S)
+        with pytest.raises(grpc.aio.AioRpcError) as late:
+            await daemon.agent.Locate(request, timeout=GUARD_S)
+        assert late.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert "shutting down" in (late.value.details() or "")
+        assert not stopping.done(), "the stop did not wait for the Locate being answered"
+        locator.release.set()
+        answer = await asyncio.wait_for(answering, GUARD_S)
+        assert [location.description for location in answer.locations] == ["the button"]
         await asyncio.wait_for(stopping, GUARD_S)

@@ -116,7 +116,7 @@ async def test_a_daemon_that_drops_stops_the_run_and_resume_finishes_it(
     assert "--resume" in message
     kept = lines(run / "predictions.jsonl")
     assert 2 <= len(kept) < 16
-    assert all("error" not in row for row in kept)
+    assert all("error" not in row for row in kept), kept
     stopped = json.loads((run / "summary.json").read_text())
     assert stopped["complete"] is False
     assert stopped["overall"]["count"] == len(kept)  # never scores what was not answered

@@ -31,18 +31,10 @@ import grpc
 import grpc.aio
 
 from holodesk.client.locate.locate import DEFAULT_BATCH, ImageError, LoadedImage, load_image, locate
+from holodesk.client.locate.refusals import FATAL_CODES, asked_again
 from holodesk.client.locations import Location
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".webp", ".bmp", ".gif", ".tif", ".tiff"})
-# Refusals that every other image would get too: stop instead of failing them all.
-FATAL_CODES = frozenset(
-    {
-        grpc.StatusCode.UNAVAILABLE,
-        grpc.StatusCode.UNAUTHENTICATED,
-        grpc.StatusCode.PERMISSION_DENIED,
-        grpc.StatusCode.UNIMPLEMENTED,
-    }
-)
 
 
 class InputError(ValueError):
@@ -274,8 +266,10 @@ async def _one(
 ) -> str | None:
     try:
         image = await asyncio.to_thread(load_image, job.path)
-        locations = await locate(
-            channel, image, job.descriptions, policy=policy, batch=batch, timeout_s=timeout_s
+        locations = await asked_again(
+            lambda: locate(
+                channel, image, job.descriptions, policy=policy, batch=batch, timeout_s=timeout_s
+            )
         )
     except grpc.aio.AioRpcError as error:
         code = error.code()

@@ -59,6 +59,12 @@ class AgentService(agent_pb2_grpc.AgentServiceServicer):
     ) -> agent_pb2.LocateResponse:
         if self._registry.shutting_down.is_set():
             raise Unavailable("the daemon is shutting down", retry_after_s=5.0)
+        # Counted from the check above, with no await between: a stop that begins after
+        # it waits for this answer.
+        with self._registry.call():
+            return await self._locate(request)
+
+    async def _locate(self, request: agent_pb2.LocateRequest) -> agent_pb2.LocateResponse:
         # The contract's limits first (descriptions, policy, frame ids), before use.
         convert.check_limits(request)
         if not request.HasField("frame"):

@@ -94,9 +94,10 @@ class RunningServer:
         if dropped:
             log.info("dropped %d detached session(s)", dropped)
         self.policies_started.cancel()
-        # Keep the port open while the last steps finish, so that a session or Locate
-        # arriving now is refused by the daemon itself (UNAVAILABLE with RetryInfo):
-        # a gRPC core already stopping answers such calls CANCELLED or INTERNAL.
+        # Keep the port open while the last steps and Locate answers finish, so that a
+        # session or Locate arriving now is refused by the daemon itself (UNAVAILABLE
+        # with RetryInfo): a gRPC core already stopping answers such calls CANCELLED or
+        # INTERNAL.
         draining_since = time.monotonic()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.registry.wait_empty(), grace)

@@ -10,10 +10,11 @@ the metrics; the live view) hears of it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from holodesk.daemon.errors import (
@@ -64,6 +65,10 @@ class SessionRegistry:
         self.update_pauses = UpdatePauses()
         self._empty = asyncio.Event()
         self._empty.set()
+        # One-shot calls (Locate) being answered: a graceful stop waits for them too.
+        self._calls = 0
+        self._no_calls = asyncio.Event()
+        self._no_calls.set()
         # Called with each session as it leaves the registry, ended (ended, expired,
         # dropped at shutdown). The recorder (issue 7) flushes a recording here.
         self.listeners: list[SessionListener] = []
@@ -258,8 +263,24 @@ class SessionRegistry:
                 session.finish(Ending(SessionOutcome.CANCELLED, reason=reason))
             self.remove(session.session_id)
 
+    @contextlib.contextmanager
+    def call(self) -> Iterator[None]:
+        """A one-shot call (Locate) in flight: wait_empty() waits for it as for a session,
+        so a stop lets it finish within the grace instead of cutting it off (the client
+        would get CANCELLED and take it for an answer about its input)."""
+        self._calls += 1
+        self._no_calls.clear()
+        try:
+            yield
+        finally:
+            self._calls -= 1
+            if self._calls == 0:
+                self._no_calls.set()
+
     async def wait_empty(self) -> None:
+        """Until no session is left and no one-shot call is being answered."""
         await self._empty.wait()
+        await self._no_calls.wait()
 
 
 def _masked(token: str) -> str:

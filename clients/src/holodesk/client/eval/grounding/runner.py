@@ -12,6 +12,8 @@ A sample whose image cannot be read, or that the daemon refuses for itself (a ba
 argument, a deadline), becomes a Failure line and the run goes on, unless
 `stop_on_problem`. A refusal every sample would get (unreachable, not allowed: the
 daemon dropped) stops the run with RunStoppedError; what was answered stays written.
+A refusal about the daemon rather than the sample (a stopping daemon's CANCELLED)
+is asked again first (locate/refusals.py).
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ import grpc.aio
 
 from holodesk.client.eval.grounding.predictions import Failure, Prediction
 from holodesk.client.exit_codes import ExitCode
-from holodesk.client.locate.batch import FATAL_CODES
 from holodesk.client.locate.locate import ImageError, image_frame, locate_frame
+from holodesk.client.locate.refusals import FATAL_CODES, asked_again
 from holodesk.client.locations import PolicyPinning
 from holodesk.data.grounding import GroundingSample
 
@@ -129,8 +131,10 @@ async def _ask(
         ), None
     started = time.perf_counter()
     try:
-        answer = await locate_frame(
-            channel, frame, [sample.instruction], policy=policy, timeout_s=timeout_s
+        answer = await asked_again(
+            lambda: locate_frame(
+                channel, frame, [sample.instruction], policy=policy, timeout_s=timeout_s
+            )
         )
     except grpc.aio.AioRpcError as error:
         code = error.code()
