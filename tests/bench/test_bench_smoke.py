@@ -23,6 +23,7 @@ import pytest
 from holodesk.daemon.dialects import dialect_names
 from tests.bench.common import RESULTS_ENV, Figure, percentile, reproduce_command
 from tests.engines.support import needs_vllm
+from tests.platform.vnc.servers import require
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -242,6 +243,18 @@ def test_end_to_end_quick(tmp_path: Path) -> None:
         # Quick: 10 timed steps of each loop.
         assert len(loops["holodesk"]["steps_ms"]) == len(loops["minimal"]["steps_ms"]) == 10
         assert set(loops["minimal"]["parts_ms"]) == {"grab", "png", "grpc echo", "xdotool click"}
+
+
+@pytest.mark.vnc
+@pytest.mark.timeout(180)
+def test_environment_reset_quick(tmp_path: Path) -> None:
+    require("Xvnc", "tigervnc-standalone-server")
+    require("vncpasswd", "tigervnc-tools")
+    data = run_quick("bench_environment_reset", tmp_path)
+    assert set(data["data"]["seconds"]) == {"xvfb", "vnc", "sandbox"}
+    (sandbox,) = figures(data, "sandbox: reset to the app on screen")
+    assert sandbox["baseline_name"] == "xvfb: the app restarted on a kept Xvfb"
+    assert sandbox["value"] > 0
 
 
 def test_figure_ratio_and_percentiles() -> None:
