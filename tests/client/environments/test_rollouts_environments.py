@@ -1,7 +1,8 @@
 """`holodesk rollouts --sandbox` and `--vnc` end to end: a real holodeskd with the OCR
 policy, the sandbox's real entrypoint behind the stand-in runtime (conftest.py),
 real xterm; each task types a command over VNC and its reward looks for the file
-the command made in that container. And the flags' misuses, each exit 2 with why."""
+the command made in that container. (The flags' misuses are with the others', in
+tests/client/ray/test_rollouts_command.py.)"""
 
 from __future__ import annotations
 
@@ -22,26 +23,6 @@ from tests.client.environments.typing_tasks import write_typing_tasks
 from tests.client.eval.ocr_daemon import ocr_holodeskd
 
 REWARD = "tests.client.environments.typing_tasks:typed_file"
-
-
-@pytest.mark.parametrize(
-    ("extra", "says"),
-    [
-        (["--vnc", "127.0.0.1:1", "--envs", "2"], "--vnc names 1 desktop(s), one environment"),
-        (["--vnc", "h:1", "--vnc", "h:1"], "a --vnc address is given twice"),
-        (["--vnc", "h:abc"], "--vnc 'h:abc': the display must be a number"),
-        (["--app", "true", "--vnc-reset", "x"], "--vnc-reset goes with --vnc"),
-        (["--app", "true", "--sandbox-apps", "x"], "--sandbox-apps goes with --sandbox"),
-        (["--url", "x", "--container-runtime", "x"], "--container-runtime goes with --sandbox"),
-    ],
-)
-def test_misused_environment_flags_exit_2_saying_why(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], says: str
-) -> None:
-    tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text('{"task": "t"}\n')
-    assert main(["rollouts", str(tasks), "--server", "127.0.0.1:1", *extra]) == ExitCode.USAGE
-    assert says in capsys.readouterr().err
 
 
 def test_two_kinds_of_environment_are_refused(

@@ -66,6 +66,12 @@ def test_a_task_file_reads_every_field(tmp_path: Path) -> None:
         (["--app", "true", "--reward", "json:__doc__"], "is not callable"),
         (["--app", "true", "--size", "big"], "--size is WIDTHxHEIGHT"),
         (["--app", "true", "--ca-cert", "/nonexistent/ca.pem"], "--ca-cert /nonexistent/ca.pem"),
+        (["--vnc", "127.0.0.1:1", "--envs", "2"], "--vnc names 1 desktop(s), one environment"),
+        (["--vnc", "h:1", "--vnc", "h:1"], "a --vnc address is given twice"),
+        (["--vnc", "h:abc"], "--vnc 'h:abc': the display must be a number"),
+        (["--app", "true", "--vnc-reset", "x"], "--vnc-reset goes with --vnc"),
+        (["--app", "true", "--sandbox-apps", "x"], "--sandbox-apps goes with --sandbox"),
+        (["--url", "x", "--container-runtime", "x"], "--container-runtime goes with --sandbox"),
     ],
 )
 def test_bad_arguments_exit_2_saying_why(
