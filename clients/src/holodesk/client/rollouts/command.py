@@ -418,7 +418,8 @@ COMMAND = Command(
     name="rollouts",
     help="roll out a task file across many environments, here or on a Ray cluster",
     description="Roll out every task of TASKS.jsonl (one JSON object a line: task, url, "
-    "max_steps, metadata) -n times across --envs environments: in this process, or with "
+    "max_steps, metadata) -n times across --envs environments (private Xvfb displays, "
+    "Chromium pages, VNC desktops or sandbox containers): in this process, or with "
     "--ray ADDRESS as Ray actors on the nodes that host desktops (--resources, --labels), "
     "lost rollouts retried (--retries) and hung environments replaced (--time-limit). "
     "See docs/ray.md.",
