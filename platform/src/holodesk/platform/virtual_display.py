@@ -95,6 +95,13 @@ class VirtualDisplay:
             received += chunk
         return received.decode().strip()
 
+    def wait_for_window(self, timeout_s: float) -> bool:
+        """Until an app's window is on this display (x11/windows.py); False if none
+        is within `timeout_s`."""
+        from holodesk.platform.x11.windows import wait_for_window
+
+        return wait_for_window(self.display, timeout_s)
+
     def output(self) -> str:
         """What Xvfb has written so far: its errors, and with -audit each client's visits."""
         if self._log is None:

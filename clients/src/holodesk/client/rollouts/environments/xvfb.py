@@ -13,6 +13,11 @@ from holodesk.platform.base import Backend
 from holodesk.platform.select import open_backend
 from holodesk.platform.virtual_display import VirtualDisplay
 
+
+class AppWindowError(RuntimeError):
+    """The app started for a rollout showed no window in time."""
+
+
 # Starts the app on the display it is given; leaving the context stops it.
 AppFactory = Callable[[str], AbstractContextManager[Any]]
 
@@ -20,7 +25,11 @@ AppFactory = Callable[[str], AbstractContextManager[Any]]
 class XvfbEnvironment(Managed):
     """A private X display; `app(display)` (optional) is entered anew on every reset,
     after the previous one was left, so each rollout starts from the app's first screen.
-    `app_state` is what the app's context manager gave, for reward functions."""
+    `app_state` is what the app's context manager gave, for reward functions.
+
+    reset() returns once the app shows a window, within `app_window_s` (None: at once,
+    for an app that shows none): a first step on an empty screen would be a failure
+    of the environment counted against the policy."""
 
     def __init__(
         self,
@@ -28,10 +37,12 @@ class XvfbEnvironment(Managed):
         *,
         width: int = 1280,
         height: int = 800,
+        app_window_s: float | None = 30.0,
         name: str = "",
     ) -> None:
         self.name = name or numbered("xvfb")
         self._app = app
+        self.app_window_s = app_window_s
         self._xvfb = VirtualDisplay(width, height)
         self._running_app = contextlib.ExitStack()
         self.app_state: Any = None
@@ -50,6 +61,9 @@ class XvfbEnvironment(Managed):
         self._stop_app()
         if self._app is not None:
             self.app_state = self._running_app.enter_context(self._app(self.display))
+            window_s = self.app_window_s
+            if window_s is not None and not self._xvfb.wait_for_window(window_s):
+                raise AppWindowError(f"{self.name}: the app showed no window within {window_s:g} s")
         return open_backend("x11", display=self.display)
 
     def _stop_app(self) -> None:
