@@ -21,12 +21,13 @@ from holodesk.client.doctor.daemon import clock_finding
 from holodesk.client.doctor.findings import Status
 from holodesk.daemon.config import ServerConfig
 from holodesk.daemon.policies.base import Policy
+from holodesk.daemon.policies.ocr.policy import OcrPolicy
 from holodesk.daemon.rpc.server import serve
 from holodesk.proto.v1 import control_pb2
 from tests.daemon.support import GatedPolicy, Tokens, scripted_policy, write_tokens
 from tests.support.certs import CertificateAuthority, make_pki
 
-REMOTE_CHECKS = ["tls", "daemon", "server info", "auth", "clock"]
+REMOTE_CHECKS = ["tls", "daemon", "server info", "pinning", "auth", "clock"]
 
 
 @contextmanager
@@ -93,6 +94,20 @@ def test_a_local_open_daemon_is_reachable_and_needs_no_token() -> None:
     status, detail, _ = found["clock"]
     assert status is Status.OK
     assert detail.startswith("the daemon's clock is ")
+
+
+def test_each_policys_pinning_is_shown() -> None:
+    """What `holodesk eval` pins a run to, per policy; a policy that says nothing
+    (attached desktops' `computer`) is named as such."""
+    with daemon_thread(policies=[OcrPolicy()]) as address:
+        found = doctor("--server", address)
+    status, detail, _ = found["pinning"]
+    assert status is Status.OK
+    ocr, computer = detail.split("; ")
+    assert ocr.startswith("ocr: tesseract ")
+    assert "(ocr)" in ocr
+    assert "prompt sha256:" in ocr
+    assert computer == "computer: does not say what its answers depend on"
 
 
 def _info_at(seconds: float) -> control_pb2.GetServerInfoResponse:
@@ -180,7 +195,7 @@ def test_the_whole_command_exits_zero_against_a_healthy_daemon(
         code = main(["doctor", "--json", "--backend", "fake", "--no-estop", "--server", address])
     statuses = [f["status"] for f in json.loads(capsys.readouterr().out)]
     assert code == 0
-    assert statuses == ["ok"] * 4 + ["skip"] + ["ok"] * 5
+    assert statuses == ["ok"] * 4 + ["skip"] + ["ok"] * 6
 
 
 # TLS, with the throwaway CA of tests/support/certs.py -----------------------------------

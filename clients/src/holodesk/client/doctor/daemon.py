@@ -19,11 +19,12 @@ import grpc
 import grpc.aio
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from holodesk.client import convert
 from holodesk.client.channel import ChannelSettings, check_settings, is_loopback, open_channel
 from holodesk.client.doctor.findings import Finding, Status
 from holodesk.proto.v1 import agent_pb2, agent_pb2_grpc, control_pb2, control_pb2_grpc
 
-DAEMON, SERVER_INFO, AUTH, CLOCK = "daemon", "server info", "auth", "clock"
+DAEMON, SERVER_INFO, PINNING, AUTH, CLOCK = "daemon", "server info", "pinning", "auth", "clock"
 PINGS = 5
 _SERVING = health_pb2.HealthCheckResponse.SERVING
 
@@ -101,15 +102,15 @@ async def _check(channel: grpc.aio.Channel, options: DaemonOptions) -> list[Find
                 "(a policy that failed to start keeps it NOT_SERVING)",
             )
         ]
-    info, auth, clock = await _identify(channel, options)
-    return [*findings, info, auth, clock]
+    info, pinning, auth, clock = await _identify(channel, options)
+    return [*findings, info, pinning, auth, clock]
 
 
 async def _identify(
     channel: grpc.aio.Channel, options: DaemonOptions
-) -> tuple[Finding, Finding, Finding]:
-    """(server info, auth, clock): GetServerInfo needs admin; an agent passes an empty
-    Locate (and cannot read the daemon's clock)."""
+) -> tuple[Finding, Finding, Finding, Finding]:
+    """(server info, pinning, auth, clock): GetServerInfo needs admin; an agent passes
+    an empty Locate (and cannot read the daemon's policies or clock)."""
     token = options.channel.token
     control = control_pb2_grpc.ControlServiceStub(channel)
     try:
@@ -121,7 +122,12 @@ async def _identify(
     except grpc.aio.AioRpcError as error:
         if error.code() == grpc.StatusCode.UNAUTHENTICATED:
             skipped = Finding(SERVER_INFO, Status.SKIP, "not authenticated (see auth)")
-            return skipped, _refused(options, error), _no_clock("not authenticated")
+            return (
+                skipped,
+                _no_pinning("not authenticated"),
+                _refused(options, error),
+                _no_clock("not authenticated"),
+            )
         if error.code() != grpc.StatusCode.PERMISSION_DENIED:
             return (
                 Finding(
@@ -130,11 +136,17 @@ async def _identify(
                     f"GetServerInfo failed: {error.code().name}: {error.details()}",
                     "read the daemon's log around this time",
                 ),
+                _no_pinning("GetServerInfo failed"),
                 Finding(AUTH, Status.SKIP, "not determined (GetServerInfo failed)"),
                 _no_clock("GetServerInfo failed"),
             )
         info_finding, auth = await _agent_only(channel, options)
-        return info_finding, auth, _no_clock("reading the daemon's clock needs an admin token")
+        return (
+            info_finding,
+            _no_pinning("reading the daemon's policies needs an admin token"),
+            auth,
+            _no_clock("reading the daemon's clock needs an admin token"),
+        )
     policies = (
         ", ".join(f"{p.name}{'' if p.ready else ' (loading)'}" for p in info.policies) or "none"
     )
@@ -153,7 +165,38 @@ async def _identify(
             "this daemon does not report its clock (older than GetServerInfoResponse.now)"
         )
     )
-    return Finding(SERVER_INFO, Status.OK, detail), auth, clock
+    return Finding(SERVER_INFO, Status.OK, detail), pinning_finding(info), auth, clock
+
+
+def pinning_finding(info: control_pb2.GetServerInfoResponse) -> Finding:
+    """What each policy's answers depend on (model, engine, dialect, prompt hash, resize,
+    coordinates, weights version), as `holodesk eval` records it: two daemons, or one
+    before and after a restart, ask the same way only if these agree."""
+    shown = [_pinned(policy) for policy in info.policies]
+    if not shown:
+        return _no_pinning("the daemon serves no policy")
+    return Finding(PINNING, Status.OK, "; ".join(shown))
+
+
+def _pinned(policy: control_pb2.PolicyInfo) -> str:
+    if not policy.HasField("pinning"):
+        return f"{policy.name}: does not say what its answers depend on"
+    pinning = convert.pinning_from_pb(policy.pinning)
+    parts = [
+        f"{pinning.model} ({pinning.engine})" if pinning.engine else pinning.model,
+        f"dialect {pinning.dialect}" if pinning.dialect else "",
+        f"prompt {pinning.prompt_hash[:19]}" if pinning.prompt_hash else "",
+        f"resize {pinning.resize_rule}" if pinning.resize_rule else "",
+        pinning.coordinates,
+        f"weights {pinning.policy_version_label or pinning.policy_version}"
+        if pinning.policy_version or pinning.policy_version_label
+        else "",
+    ]
+    return f"{policy.name}: " + ", ".join(part for part in parts if part)
+
+
+def _no_pinning(why: str) -> Finding:
+    return Finding(PINNING, Status.SKIP, why)
 
 
 def _credentials(options: DaemonOptions) -> str:
