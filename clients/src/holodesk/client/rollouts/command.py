@@ -182,12 +182,14 @@ class _Environments:
 
 
 def _environments(args: argparse.Namespace) -> list[_Environments]:
-    for flag, value in (("--vnc-reset", args.vnc_reset), ("--sandbox-apps", args.sandbox_apps)):
-        wanted = flag.split("-")[2]
-        if value is not None and not getattr(args, wanted):
-            raise ValueError(f"{flag} goes with --{wanted}")
-    if args.container_runtime is not None and args.sandbox is None:
-        raise ValueError("--container-runtime goes with --sandbox")
+    # Each kind's own flags, and the kind they go with.
+    for flag, value, kind, chosen in (
+        ("--vnc-reset", args.vnc_reset, "--vnc", args.vnc),
+        ("--sandbox-apps", args.sandbox_apps, "--sandbox", args.sandbox),
+        ("--container-runtime", args.container_runtime, "--sandbox", args.sandbox),
+    ):
+        if value is not None and chosen is None:
+            raise ValueError(f"{flag} goes with {kind}")
     if args.vnc:
         return _vnc_desktops(args)
     count = args.envs or 1

@@ -107,11 +107,6 @@ class ContainerRuntime:
         done = self._run("inspect", "--format", "{{.State.Running}}", container)
         return done.returncode == 0 and done.stdout.strip() == "true"
 
-    def labelled(self, label: str, value: str) -> list[str]:
-        """Ids of the containers, running or not, whose `label` is `value`."""
-        answer = self._call("ps", "--all", "--quiet", "--filter", f"label={label}={value}")
-        return answer.split()
-
     def remove(self, *containers: str) -> None:
         """Stop and remove; a container already gone is no error."""
         if not containers:

@@ -66,7 +66,6 @@ class SandboxEnvironment(Managed):
         self._asked_runtime = runtime
         self._runtime: ContainerRuntime | None = None
         self.container: str | None = None
-        self._deadline = 0.0
 
     def start(self) -> None:
         """Find the runtime (a missing one fails here, before any rollout)."""
@@ -77,10 +76,11 @@ class SandboxEnvironment(Managed):
         self.start()
         self._remove()
         password = secrets.token_urlsafe(6)[:8]
+        deadline = time.monotonic() + self.start_timeout_s
         self.container = self._run(password)
         try:
-            host, port = self._wait_until_ready(self.container)
-            remaining = max(1.0, self._deadline - time.monotonic())
+            host, port = self._wait_until_ready(self.container, deadline)
+            remaining = max(1.0, deadline - time.monotonic())
             return connect_vnc(host, port, password, remaining)
         except BaseException:
             self._remove()
@@ -108,7 +108,6 @@ class SandboxEnvironment(Managed):
         }
         if self.apps is not None:
             env["SANDBOX_APPS"] = self.apps
-        self._deadline = time.monotonic() + self.start_timeout_s
         try:
             return self.runtime.run_detached(
                 self.image,
@@ -124,7 +123,7 @@ class SandboxEnvironment(Managed):
                 f"-t {self.image} .` in a holodesk checkout; docs/sandbox.md)"
             ) from error
 
-    def _wait_until_ready(self, container: str) -> tuple[str, int]:
+    def _wait_until_ready(self, container: str, deadline: float) -> tuple[str, int]:
         while True:
             logs = self.runtime.logs(container)
             if READY_LINE in logs:
@@ -135,7 +134,7 @@ class SandboxEnvironment(Managed):
                     f"{self.name}: the sandbox container {container[:12]} of {self.image} "
                     f"stopped before it was ready: {_tail(logs)}"
                 )
-            if time.monotonic() >= self._deadline:
+            if time.monotonic() >= deadline:
                 raise ContainerError(
                     f"{self.name}: the sandbox container {container[:12]} of {self.image} "
                     f"was not ready within {self.start_timeout_s:g} s: {_tail(logs)}"
