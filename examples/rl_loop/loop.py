@@ -112,6 +112,9 @@ async def rollouts(
 
 def export_rows(record_dir: Path, trajectories: Sequence[Trajectory], out: Path) -> Path:
     """`holodesk export --format trainer` of these trajectories' recordings."""
+    unstarted = [f"{t.outcome.value}: {t.reason}" for t in trajectories if not t.session_id]
+    if unstarted:
+        raise RuntimeError(f"rollouts that started no session: {unstarted}")
     missing = [t.session_id for t in trajectories if not t.recording_id]
     if missing:
         raise RuntimeError(f"sessions {missing} were not recorded: start the daemon with --record")

@@ -4,6 +4,9 @@ step on an empty screen; `app_window_s=None` is for an app that shows none."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -17,6 +20,14 @@ from holodesk.platform.virtual_display import VirtualDisplay
 pytestmark = [pytest.mark.x11, pytest.mark.timeout(120)]
 
 TASK = RolloutTask("anything")
+# A Tk window without the window manager's say (override-redirect) at GEOMETRY.
+OVERRIDE_REDIRECT_APP = """
+import sys, tkinter as tk
+root = tk.Tk()
+root.overrideredirect(True)
+root.geometry(sys.argv[1])
+root.mainloop()
+"""
 
 
 def test_the_first_frame_after_reset_shows_the_app() -> None:
@@ -49,3 +60,23 @@ def test_a_display_without_a_window_says_so_in_time() -> None:
         started = time.monotonic()
         assert display.wait_for_window(0.3) is False
         assert 0.3 <= time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize(
+    ("geometry", "counts"),
+    [("320x240+0+0", True), ("120x40+10+10", False)],
+    ids=["a kiosk app covering the screen counts", "a splash or tooltip does not"],
+)
+def test_an_override_redirect_window_counts_when_it_covers_the_screen(
+    geometry: str, counts: bool
+) -> None:
+    with VirtualDisplay(320, 240) as display:
+        app = subprocess.Popen(
+            [sys.executable, "-c", OVERRIDE_REDIRECT_APP, geometry],
+            env={**os.environ, "DISPLAY": display.display},
+        )
+        try:
+            assert display.wait_for_window(3 if counts else 1.5) is counts
+        finally:
+            app.kill()
+            app.wait()

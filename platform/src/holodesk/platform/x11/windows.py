@@ -16,15 +16,18 @@ _POLL_S = 0.02
 
 
 def wait_for_window(display: str, timeout_s: float) -> bool:
-    """Until a top-level window is viewable on `display` (an app's own, or a window
-    manager's frame around one; override-redirect ones, tooltips and menus, do not
-    count); False if none is within `timeout_s`."""
+    """Until an app's window is viewable on `display`; False if none is within
+    `timeout_s`. An app's window is a top-level window the window manager may manage
+    (or its frame), or an override-redirect one covering the whole screen: a kiosk
+    app draws itself over everything with no manager's say. Smaller override-redirect
+    windows (splash screens, tooltips, menus) are not the app yet."""
     deadline = time.monotonic() + timeout_s
     connection = open_display(display)
     try:
         root = connection.screen().root
+        screen = root.get_geometry()
         while True:
-            if any(_shown(window) for window in root.query_tree().children):
+            if any(_shown(window, screen) for window in root.query_tree().children):
                 return True
             if time.monotonic() >= deadline:
                 return False
@@ -33,9 +36,22 @@ def wait_for_window(display: str, timeout_s: float) -> bool:
         connection.close()
 
 
-def _shown(window: Any) -> bool:
+def _shown(window: Any, screen: Any) -> bool:
     try:
         attributes = window.get_attributes()
+        if attributes.map_state != X.IsViewable:
+            return False
+        if not attributes.override_redirect:
+            return True
+        return _covers(window.get_geometry(), screen)
     except (xerror.BadWindow, xerror.BadDrawable):
         return False  # gone between the listing and the question
-    return bool(attributes.map_state == X.IsViewable and not attributes.override_redirect)
+
+
+def _covers(geometry: Any, screen: Any) -> bool:
+    return bool(
+        geometry.x <= 0
+        and geometry.y <= 0
+        and geometry.x + geometry.width >= screen.width
+        and geometry.y + geometry.height >= screen.height
+    )
