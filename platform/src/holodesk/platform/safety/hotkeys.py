@@ -113,14 +113,14 @@ class HotkeyListener:
             from pynput import keyboard
         except Exception as error:  # pynput raises ImportError, or Xlib errors, per OS
             raise HotkeyError(_explain(error, sys.platform)) from error
-        listener = keyboard.GlobalHotKeys({to_pynput(self.keys): self._fire})
+        listener = _hotkeys_class(keyboard)({to_pynput(self.keys): self._fire})
         if getattr(listener, "IS_TRUSTED", True) is False:
             raise HotkeyError(
                 "macOS does not let this process see the keyboard: grant it Input "
                 "Monitoring (System Settings > Privacy & Security), then start it again"
             )
         listener.start()
-        if not _wait_ready(listener, timeout_s):
+        if not _wait_listening(listener, timeout_s):
             listener.stop()
             raise HotkeyError(
                 f"the hotkey listener did not start within {timeout_s:g} s "
@@ -196,21 +196,51 @@ def _explain(error: Exception, platform: str) -> str:
     return f"cannot listen for a global hotkey: {error}; {fix}"
 
 
-def _wait_ready(listener: Any, timeout_s: float) -> bool:
-    """pynput's wait() blocks forever if its thread dies first; wait on a side thread."""
-    ready = threading.Event()
+def _hotkeys_class(keyboard: Any) -> Any:
+    """pynput's GlobalHotKeys; on X11 one that says when RECORD is enabled.
 
-    def wait() -> None:
-        listener.wait()
-        ready.set()
+    pynput marks its X11 listener ready just before it asks the server to enable
+    the RECORD context, so a chord pressed right after start() returned could go
+    unheard (2 in 100 here, on a busy machine) and a session typed on. The
+    server's first RECORD reply (StartOfData) is the proof that it listens.
+    """
+    if not keyboard.Listener.__module__.endswith("._xorg"):
+        return keyboard.GlobalHotKeys
+    from Xlib.ext import record
 
-    threading.Thread(target=wait, name="holodesk-hotkey-ready", daemon=True).start()
+    class RecordingHotKeys(keyboard.GlobalHotKeys):  # type: ignore[misc]
+        def __init__(self, hotkeys: dict[str, Callable[[], None]]) -> None:
+            super().__init__(hotkeys)
+            self.listening = threading.Event()
+
+        def _handler(self, events: Any) -> None:
+            # Every RECORD reply comes here (pynput's name for its callback).
+            if events.category == record.StartOfData:
+                self.listening.set()
+            super()._handler(events)
+
+    return RecordingHotKeys
+
+
+def _wait_listening(listener: Any, timeout_s: float) -> bool:
+    """Until the listener hears keys (its `listening` event, else pynput's ready
+    mark); pynput's wait() blocks forever if its thread dies first, so it is
+    waited on from a side thread."""
+    listening = getattr(listener, "listening", None)
+    if listening is None:
+        listening = threading.Event()
+
+        def wait() -> None:
+            listener.wait()
+            listening.set()
+
+        threading.Thread(target=wait, name="holodesk-hotkey-ready", daemon=True).start()
     step = 0.05
     waited = 0.0
-    while not ready.wait(step):
+    while not listening.wait(step):
         waited += step
         if not listener.is_alive() or waited >= timeout_s:
-            return ready.is_set()
+            return listening.is_set()
     return True
 
 
