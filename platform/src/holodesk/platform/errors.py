@@ -58,3 +58,7 @@ class CaptureError(PlatformError):
 
 class NavigationError(PlatformError):
     """Loading a URL failed (bad URL, network error, timeout)."""
+
+
+class HotkeyError(PlatformError):
+    """A global hotkey cannot be listened for here; the message says why and what to do."""
