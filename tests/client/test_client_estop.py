@@ -1,5 +1,5 @@
 """The emergency-stop hotkey, for real: a global X11 hotkey on Xvfb, pressed with
-xdotool (XTEST), heard through pynput's RECORD listener, stops a running session."""
+xdotool (XTEST), heard through a passive key grab, stops a running session."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from holodesk.platform.safety.hotkeys import (
     DEFAULT_EMERGENCY_STOP,
     HotkeyError,
     HotkeyListener,
+    _PynputHotkey,
     parse_chord,
     to_pynput,
 )
@@ -198,6 +199,26 @@ def test_the_chords_own_key_does_not_reach_the_app(
     keysyms = [e["keysym"] for e in probe.events("key")]
     assert "Escape" not in keysyms
     assert "Control_L" in keysyms
+
+
+@needs_x
+def test_the_pynput_listener_of_macos_and_windows_hears_the_chord(xvfb: str) -> None:
+    """Proves: the pynput route (macOS and Windows) hears its chord and stops; tested
+    through pynput's X11 backend, the only one here. Its ready mark comes before it
+    listens (why X11 grabs instead), so the chord is pressed until heard."""
+    fired = threading.Event()
+    listener = _PynputHotkey.start(parse_chord(DEFAULT_EMERGENCY_STOP), fired.set, 5.0)
+    try:
+        for _ in range(20):
+            _press(xvfb, "ctrl+alt+shift+Escape")
+            if fired.wait(0.5):
+                break
+        assert fired.is_set(), "pynput never heard the chord"
+    finally:
+        # pynput's X11 thread ends at the next key event (its macOS and Windows
+        # ones at once): one comes while stop() waits.
+        threading.Timer(0.3, _press, (xvfb, "shift")).start()
+        assert listener.stop(5.0), "pynput's thread did not end"
 
 
 @needs_x
