@@ -144,8 +144,9 @@ def _grab(connection: Any, keys: Sequence[str]) -> list[int]:
     connection.sync()  # the server has set every grab (or refused it) by now
     if any(extra == 0 and catcher.get_error() for extra, catcher in catchers):
         raise HotkeyError(
-            f"another program (the window manager or a hotkey tool) already holds "
-            f"{'+'.join(keys)}: choose another chord (--estop-hotkey)"
+            f"another program (the window manager, a hotkey tool, another holodesk "
+            f"session on this display) already holds {'+'.join(keys)}: choose another "
+            "chord (--estop-hotkey)"
         )
     taken = sum(1 for _, catcher in catchers if catcher.get_error())
     if taken:
