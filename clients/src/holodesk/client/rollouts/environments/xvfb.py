@@ -29,7 +29,9 @@ class XvfbEnvironment(Managed):
 
     reset() returns once the app shows a window, within `app_window_s` (None: at once,
     for an app that shows none): a first step on an empty screen would be a failure
-    of the environment counted against the policy."""
+    of the environment counted against the policy. A window without the window
+    manager's say (override-redirect) counts only when it covers the screen, as a
+    kiosk app's does: a splash screen is not the app yet."""
 
     def __init__(
         self,
