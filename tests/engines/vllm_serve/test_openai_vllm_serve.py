@@ -98,12 +98,15 @@ async def test_abort_reaches_vllm_and_the_server_keeps_serving(
     finally:
         await endless.close()
     # The closed connection made vLLM abort the request (not run it to the end).
-    await eventually(
-        lambda: re.search(rf"Aborted request\(s\) \S*{name}#0", server.log_text()) is not None,
-        "vLLM aborted the request",
-        off_loop=True,
-        interval_s=0.05,
-    )
+    try:
+        await eventually(
+            lambda: re.search(rf"Aborted request\(s\) \S*{name}#0", server.log_text()) is not None,
+            "vLLM aborted the request",
+            off_loop=True,
+            interval_s=0.05,
+        )
+    except AssertionError:
+        raise AssertionError(_what_vllm_said(server, name)) from None
     await eventually(
         lambda: server.metric("vllm:num_requests_running") == 0,
         "vLLM idle",
@@ -112,6 +115,22 @@ async def test_abort_reaches_vllm_and_the_server_keeps_serving(
     )
     after = await engine.generate(request("after-abort"))
     assert after.completion_tokens >= 1
+
+
+def _what_vllm_said(server: VllmServer, name: str) -> str:
+    """For a failure: vLLM's log lines about the request, and its last engine stats
+    (whether the request still ran, and how fast), which one clean run lacked."""
+    lines = server.log_text().splitlines()
+    about = [line[:300] for line in lines if name in line]
+    stats = [line for line in lines if "Avg generation throughput" in line][-3:]
+    running = server.metric("vllm:num_requests_running")
+    return (
+        f"vLLM never logged aborting {name} within {GUARD_S:g} s; requests running now: "
+        f"{running:g}\nits lines about it:\n"
+        + "\n".join(about)
+        + "\nits last stats:\n"
+        + "\n".join(stats)
+    )
 
 
 async def _running_long_request(
