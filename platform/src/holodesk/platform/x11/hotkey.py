@@ -88,19 +88,16 @@ class X11ChordGrab:
         self._thread.start()
 
     def stop(self, timeout_s: float) -> bool:
-        """Let the chord go; True once the listening thread has ended."""
+        """Let the chord go; True once the listening thread has ended (it closes the
+        connection, which ends the grabs)."""
         thread, self._thread = self._thread, None
         if thread is None:
             return True
-        os.write(self._wake_write, b"x")
+        with contextlib.suppress(OSError):  # a thread that already ended closed its end
+            os.write(self._wake_write, b"x")
         thread.join(timeout_s)
-        ended = not thread.is_alive()
-        if ended:  # else the thread still reads the connection: closing it is its job
-            with contextlib.suppress(xerror.ConnectionClosedError, OSError):
-                self._connection.close()  # ends the grabs with the connection
-            for fd in (self._wake_read, self._wake_write):
-                os.close(fd)
-        return ended
+        os.close(self._wake_write)  # a thread still in select() reads end-of-file: it ends
+        return not thread.is_alive()
 
     def _listen(self, keycodes: frozenset[int]) -> None:
         connection = self._connection
@@ -117,6 +114,10 @@ class X11ChordGrab:
                     return
         except (xerror.ConnectionClosedError, OSError) as error:
             log.warning("the emergency-stop hotkey stopped listening: %s", error)
+        finally:
+            with contextlib.suppress(xerror.ConnectionClosedError, OSError):
+                connection.close()
+            os.close(self._wake_read)
 
 
 def _grab(connection: Any, keys: Sequence[str]) -> list[int]:
@@ -124,7 +125,8 @@ def _grab(connection: Any, keys: Sequence[str]) -> list[int]:
     others; the keycodes grabbed. HotkeyError if the chord itself is taken."""
     *modifiers, key = keys
     root = connection.screen().root
-    keycodes = [code for code, _ in connection.keysym_to_keycodes(keysym_for_key(key))]
+    found = connection.keysym_to_keycodes(keysym_for_key(key))
+    keycodes = list(dict.fromkeys(code for code, _ in found))
     if not keycodes:
         raise HotkeyError(f"no key of this keyboard types {key!r}")
     bits = _modifier_bits(connection)
@@ -133,7 +135,7 @@ def _grab(connection: Any, keys: Sequence[str]) -> list[int]:
         chord_mask |= bits[side_neutral(modifier)]
     others = [bit for bit in _MODIFIER_BITS if not bit & chord_mask]
     catchers: list[tuple[int, Any]] = []
-    for keycode in dict.fromkeys(keycodes):
+    for keycode in keycodes:
         for extra in _combinations(others):
             catcher = xerror.CatchError(xerror.BadAccess)
             root.grab_key(
@@ -151,7 +153,7 @@ def _grab(connection: Any, keys: Sequence[str]) -> list[int]:
     taken = sum(1 for _, catcher in catchers if catcher.get_error())
     if taken:
         log.debug("%d of %d combinations of %s are held by others", taken, len(catchers), keys)
-    return list(dict.fromkeys(keycodes))
+    return keycodes
 
 
 def _combinations(bits: Sequence[int]) -> Iterator[int]:
@@ -164,10 +166,10 @@ def _modifier_bits(connection: Any) -> dict[str, int]:
     """The X modifier bit of each modifier a chord may name, from this keymap."""
     bits = dict(_FIXED_BITS)
     for bit, keycodes in zip(_MODIFIER_BITS, connection.get_modifier_mapping(), strict=True):
-        keysyms = {connection.keycode_to_keysym(code, level) for code in keycodes if code
-                   for level in range(4)}  # fmt: skip
         if bit in (X.ShiftMask, X.LockMask, X.ControlMask):
             continue
+        keysyms = {connection.keycode_to_keysym(code, level) for code in keycodes if code
+                   for level in range(4)}  # fmt: skip
         if "alt" not in bits and keysyms & _ALT_KEYSYMS:
             bits["alt"] = bit
         if "meta" not in bits and keysyms & _SUPER_KEYSYMS:
